@@ -1,0 +1,98 @@
+"""The Agent contract: what every agent implementation offers to `ctx.agents` users.
+
+The UI is written against these names only, so any implementation of the
+contract (the loop in `dsh_tui.loop`, or a test double) can be driven by it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+from .inbox import Inbox, InboxTarget
+from .messages import UserMessage
+from .session import Session
+
+if TYPE_CHECKING:
+    from .context import Context
+    from .signal import CancelSignal
+
+AgentStatus = Literal["idle", "running"]
+CancelCause = dict[str, Any]
+
+USER_CAUSE: Mapping[str, str] = {"kind": "user"}
+
+
+@dataclass(eq=False)
+class AgentOptions:
+    """Route and limits of an agent. The exact object passed in stays on `agent.options`."""
+
+    provider: str | None = None
+    model: str | None = None
+    max_tokens: int | None = None
+    reasoning_effort: str | None = None
+    temperature: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+SetupResult = Callable[[], None] | None
+Setup = Callable[["Context"], Awaitable[SetupResult] | SetupResult]
+
+
+@dataclass(eq=False)
+class CreateAgentOptions:
+    session_id: str
+    agent_options: AgentOptions | None = None
+    meta: Mapping[str, Any] | None = None
+    seed: Sequence[Any] | None = None
+    signal: CancelSignal | None = None
+    setup: Setup | None = None
+
+
+@dataclass(eq=False)
+class ResumeAgentOptions:
+    resume_session_id: str
+    agent_options: AgentOptions | None = None
+    signal: CancelSignal | None = None
+    setup: Setup | None = None
+
+
+@runtime_checkable
+class Agent(Protocol):
+    id: str
+    options: AgentOptions
+    session: Session
+    inbox: Inbox
+    ctx: Context
+
+    @property
+    def status(self) -> AgentStatus: ...
+
+    def send(self, message: UserMessage, target: InboxTarget, wakeup: bool) -> None: ...
+
+    def followup(self, message: UserMessage) -> None: ...
+
+    def steer(self, message: UserMessage) -> None: ...
+
+    def inject(self, message: UserMessage) -> None: ...
+
+    def cancel(self, cause: CancelCause | None = None, *, keep_inbox: bool = False) -> None: ...
+
+    async def when_idle(self) -> None: ...
+
+    def run_maintenance(self, task: Callable[[CancelSignal], Awaitable[Any]]) -> Awaitable[Any]: ...
+
+
+class AgentHandle(Protocol):
+    agent: Agent
+
+    async def dispose(self) -> None: ...
+
+
+class AgentFactory(Protocol):
+    """Installed with `ctx.agents.set_factory`; builds and publishes agents."""
+
+    async def create(self, options: CreateAgentOptions, owner_ctx: Context) -> AgentHandle: ...
+
+    async def resume(self, options: ResumeAgentOptions, owner_ctx: Context) -> AgentHandle: ...

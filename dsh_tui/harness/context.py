@@ -1,0 +1,143 @@
+"""Contexts: the handle plugins, the loop and the UI receive.
+
+A root context owns the world (event bus, registry, session store). Each agent
+gets a derived context whose registrations carry that agent as their scope and
+unwind, newest first, when the agent is disposed.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .events import EventBus, Listener
+
+if TYPE_CHECKING:
+    from .registry import AgentRegistry, Agents
+    from .store import SessionStore
+
+log = logging.getLogger("dsh_tui.harness.context")
+
+
+class InactiveContextError(RuntimeError):
+    pass
+
+
+class Scope:
+    """LIFO disposers of one context; async disposers are awaited in order."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.active = True
+        self._disposers: list[Callable[[], Any]] = []
+        self._disposing: Any = None
+
+    def add(self, disposer: Callable[[], Any]) -> Callable[[], None]:
+        if not self.active:
+            raise InactiveContextError(f"context {self.label} is inactive")
+        self._disposers.append(disposer)
+
+        def remove() -> None:
+            try:
+                self._disposers.remove(disposer)
+            except ValueError:
+                pass
+
+        return remove
+
+    async def dispose(self) -> None:
+        if self._disposing is None:
+            self._disposing = self._run()
+            import asyncio
+
+            self._disposing = asyncio.ensure_future(self._disposing)
+        await self._disposing
+
+    async def _run(self) -> None:
+        self.active = False
+        while self._disposers:
+            disposer = self._disposers.pop()
+            try:
+                result = disposer()
+                if inspect.isawaitable(result):
+                    await result
+            except Exception:
+                log.exception("disposer of %s failed", self.label)
+
+    def dispose_sync(self) -> None:
+        """Run synchronous disposers now (for teardown outside an event loop)."""
+        self.active = False
+        while self._disposers:
+            disposer = self._disposers.pop()
+            try:
+                result = disposer()
+                if inspect.iscoroutine(result):
+                    result.close()
+            except Exception:
+                log.exception("disposer of %s failed", self.label)
+
+
+class Context:
+    """`ctx`: events (`on`), agents (`agents`), sessions (`sessions`), and `agent` when scoped."""
+
+    def __init__(self, *, bus: EventBus, registry: AgentRegistry, sessions: SessionStore,
+                 agent: Any = None, read_only: bool = False, parent: Context | None = None,
+                 services: dict[str, Any] | None = None) -> None:
+        self.bus = bus
+        self.registry = registry
+        self.sessions = sessions
+        self.agent = agent
+        self.read_only = read_only
+        self.parent = parent
+        self.services: dict[str, Any] = services if services is not None else {}
+        self.scope = Scope(f'of agent "{agent.id}"' if agent is not None else "root")
+
+    @property
+    def scope_key(self) -> object | None:
+        """The routing tag of registrations made through this context."""
+        return self.agent
+
+    @property
+    def active(self) -> bool:
+        return self.scope.active
+
+    @property
+    def agents(self) -> Agents:
+        from .registry import Agents
+
+        return Agents(self.registry, self)
+
+    def on(self, name: str, listener: Listener, *, prepend: bool = False,
+           is_global: bool = False) -> Callable[[], None]:
+        """Register a listener; returns `off()`. Through `agent.ctx` it hears only that agent."""
+        if not self.scope.active:
+            raise InactiveContextError(
+                f"cannot register a listener through an inactive context ({self.scope.label})")
+        off = self.bus.add(name, listener, scope=self.scope_key, prepend=prepend,
+                           is_global=is_global)
+        remove = self.scope.add(off)
+
+        def dispose() -> None:
+            off()
+            remove()
+
+        return dispose
+
+    def effect(self, disposer: Callable[[], Any]) -> Callable[[], None]:
+        """Run `disposer` (sync or async) when this context's scope unwinds."""
+        return self.scope.add(disposer)
+
+    def derive(self, agent: Any) -> Context:
+        """The agent-scoped context of `agent`, sharing this world."""
+        return Context(bus=self.bus, registry=self.registry, sessions=self.sessions, agent=agent,
+                       read_only=self.read_only, parent=self, services=self.services)
+
+    def emit(self, name: str, *args: Any) -> None:
+        """Emit an unrouted notification (heard by unscoped and global listeners)."""
+        self.bus.emit_contained(name, None, *args, label=f'event "{name}"')
+
+    def __repr__(self) -> str:
+        who = f"agent={self.agent.id!r}" if self.agent is not None else "root"
+        return f"Context({who}, read_only={self.read_only})"

@@ -1,0 +1,221 @@
+"""The agent registry behind `ctx.agents`: who is live, who owns whom, who creates.
+
+Ownership is recorded at entry (the agent of the context the call came
+through), so `parent.ctx.agents.create(...)` makes an owned child and a plain
+context makes a root. Lifecycle notifications pair exactly: an announced entry
+always gets its `agent/disposed`, an entry that never got announced never does.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .agent import AgentFactory, AgentHandle, CreateAgentOptions, ResumeAgentOptions
+from .events import EventBus, payload_of
+from .initiator import InitiatorScope
+
+if TYPE_CHECKING:
+    from .agent import Agent
+    from .context import Context
+
+log = logging.getLogger("dsh_tui.harness.registry")
+
+
+class RegistryError(RuntimeError):
+    pass
+
+
+class _Entry:
+    __slots__ = ("agent", "announced", "announcing", "detach_requested", "owner")
+
+    def __init__(self, agent: Any, owner: Any) -> None:
+        self.agent = agent
+        self.owner = owner
+        self.announced = False
+        self.announcing = False
+        self.detach_requested = False
+
+
+class AgentRegistry:
+    """The shared store of one world; use it through `ctx.agents`."""
+
+    def __init__(self, bus: EventBus) -> None:
+        self.bus = bus
+        self._entries: dict[str, _Entry] = {}
+        self._factory: AgentFactory | None = None
+        self.initiator = InitiatorScope()
+        self.persistence: Any = None  # set by the composition root when sessions persist
+
+    # -- lookup -------------------------------------------------------------------------------
+
+    def get(self, agent_id: str) -> Any:
+        entry = self._entries.get(agent_id)
+        return entry.agent if entry is not None else None
+
+    def list(self) -> list[Any]:
+        return [entry.agent for entry in self._entries.values()]
+
+    def roots(self) -> list[Any]:
+        return [entry.agent for entry in self._entries.values() if entry.owner is None]
+
+    def owner_of(self, agent_id: str) -> Any:
+        entry = self._entries.get(agent_id)
+        return entry.owner if entry is not None else None
+
+    def children_of(self, owner: Any) -> list[Any]:
+        return [entry.agent for entry in self._entries.values() if entry.owner is owner]
+
+    def is_owned_by(self, agent_id: str, owner: Any) -> bool:
+        entry = self._entries.get(agent_id)
+        return entry is not None and owner is not None and entry.owner is owner
+
+    # -- ordered lifecycle primitives ---------------------------------------------------------
+
+    def enter(self, agent: Any, owner: Any = None) -> Callable[[], None]:
+        if agent.id != agent.session.id:
+            raise RegistryError(
+                f'agent id "{agent.id}" does not match session id "{agent.session.id}"')
+        if agent.id in self._entries:
+            raise RegistryError(f'agent "{agent.id}" is already registered')
+        entry = _Entry(agent, owner)
+        self._entries[agent.id] = entry
+        done = False
+
+        def detach() -> None:
+            nonlocal done
+            if done:
+                return
+            done = True
+            if entry.announcing:
+                entry.detach_requested = True
+                return
+            self._remove(entry)
+
+        return detach
+
+    def _remove(self, entry: _Entry) -> None:
+        entry.detach_requested = False
+        if self._entries.get(entry.agent.id) is not entry:
+            return  # stale: a later same-id agent stays
+        del self._entries[entry.agent.id]
+        if entry.announced:
+            self.bus.emit_contained("agent/disposed", entry.agent, payload_of(entry.agent))
+
+    def announce(self, agent: Any) -> None:
+        entry = self._entries.get(agent.id)
+        if entry is None or entry.agent is not agent:
+            raise RegistryError(f'agent "{agent.id}" is not live in this registry')
+        if entry.announced or entry.announcing:
+            raise RegistryError(f'agent "{agent.id}" was already announced')
+        entry.announced = True
+        entry.announcing = True
+        try:
+            self.bus.emit_vetoing("agent/created", agent, payload_of(agent))
+        finally:
+            entry.announcing = False
+            if entry.detach_requested:
+                self._remove(entry)
+
+    # -- factory ------------------------------------------------------------------------------
+
+    def set_factory(self, factory: AgentFactory, owner_ctx: Context | None = None
+                    ) -> Callable[[], None]:
+        if self._factory is not None:
+            raise RegistryError("an agent factory is already registered")
+        self._factory = factory
+
+        def clear() -> None:
+            if self._factory is factory:
+                self._factory = None
+
+        if owner_ctx is not None and owner_ctx.agent is not None:
+            owner_ctx.effect(clear)
+        return clear
+
+    @property
+    def factory(self) -> AgentFactory | None:
+        return self._factory
+
+
+class Agents:
+    """`ctx.agents`: the registry as seen from one context (ownership comes from it)."""
+
+    __slots__ = ("ctx", "registry")
+
+    def __init__(self, registry: AgentRegistry, ctx: Context) -> None:
+        self.registry = registry
+        self.ctx = ctx
+
+    def get(self, agent_id: str) -> Any:
+        return self.registry.get(agent_id)
+
+    def list(self) -> list[Any]:
+        return self.registry.list()
+
+    def roots(self) -> list[Any]:
+        return self.registry.roots()
+
+    def is_owned_by(self, agent_id: str, owner: Any) -> bool:
+        return self.registry.is_owned_by(agent_id, owner)
+
+    def owner_of(self, agent_id: str) -> Any:
+        return self.registry.owner_of(agent_id)
+
+    def children_of(self, owner: Any) -> list[Any]:
+        return self.registry.children_of(owner)
+
+    def enter(self, agent: Agent, owner: Any = None) -> Callable[[], None]:
+        return self.registry.enter(agent, owner)
+
+    def announce(self, agent: Agent) -> None:
+        self.registry.announce(agent)
+
+    def register(self, agent: Agent) -> Callable[[], None]:
+        """Enter and announce an already-built agent, owned by this context's agent."""
+        detach = self.registry.enter(agent, self.ctx.agent)
+        try:
+            self.registry.announce(agent)
+        except BaseException:
+            detach()
+            raise
+        if self.ctx.agent is not None:
+            self.ctx.effect(detach)
+        return detach
+
+    def set_factory(self, factory: AgentFactory) -> Callable[[], None]:
+        return self.registry.set_factory(factory, self.ctx)
+
+    def _require_factory(self) -> AgentFactory:
+        factory = self.registry.factory
+        if factory is None:
+            raise RegistryError("no agent factory registered (load an agent-loop plugin)")
+        return factory
+
+    async def create(self, options: CreateAgentOptions) -> AgentHandle:
+        return await self._require_factory().create(options, self.ctx)
+
+    async def resume(self, options: ResumeAgentOptions) -> AgentHandle:
+        factory = self._require_factory()
+        if self.registry.persistence is None:
+            raise RegistryError("cannot resume: session persistence is not configured (build the "
+                                "context with a Persistence to resume sessions)")
+        return await factory.resume(options, self.ctx)
+
+    # -- initiator scope ----------------------------------------------------------------------
+
+    def current_initiator(self) -> Any:
+        return self.registry.initiator.current()
+
+    def require_initiator(self) -> Any:
+        return self.registry.initiator.require()
+
+    def with_initiator(self, agent: Any, op: Callable[[], Any]) -> Any:
+        return self.registry.initiator.run(agent, op)
+
+    def without_initiator(self, op: Callable[[], Any]) -> Any:
+        return self.registry.initiator.run(None, op)
+
+    async def dispose_initiator_scope(self) -> None:
+        await self.registry.initiator.dispose()
