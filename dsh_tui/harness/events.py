@@ -98,9 +98,7 @@ class EventBus:
         out = []
         for registration in registrations:
             scope = registration.scope
-            if registration.is_global or scope is None:
-                out.append(registration.listener)
-            elif key is not None and any(scope is link for link in chain):
+            if registration.is_global or scope is None or (key is not None and any(scope is link for link in chain)):
                 out.append(registration.listener)
         return out
 

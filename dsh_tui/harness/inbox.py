@@ -214,7 +214,7 @@ class Inbox:
 
     def _validate(self, target: str, start: Any, removed_count: Any,
                   inserted: list[UserMessage]) -> None:
-        items = self._lists[target] if target in self._lists else None
+        items = self._lists.get(target)
         if items is None or type(start) is not int or type(removed_count) is not int or \
                 start < 0 or start > len(items) or removed_count < 0 or \
                 start + removed_count > len(items):

@@ -12,6 +12,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from .eager import start_eager
+
 _current: contextvars.ContextVar[Any] = contextvars.ContextVar("dsh_initiator", default=None)
 _chain: contextvars.ContextVar[tuple[object, ...]] = contextvars.ContextVar(
     "dsh_initiator_chain", default=())
@@ -32,7 +34,7 @@ class _Boundary:
 
     def __init__(self, agent: Any) -> None:
         self.agent = agent
-        self.task: asyncio.Task[Any] | None = None
+        self.task: asyncio.Future[Any] | None = None
 
 
 class InitiatorScope:
@@ -58,7 +60,7 @@ class InitiatorScope:
         if self.state != "active":
             raise InitiatorScopeDisposedError()
 
-    def run(self, agent: Any, op: Callable[[], Any]) -> Any:
+    def run(self, agent: Any, op: Callable[[], Any], *, eager: bool = False) -> Any:
         """Run `op` with `agent` as initiator; an awaitable result becomes a tracked Task.
 
         The task runs in the same copied context, so every continuation keeps
@@ -78,7 +80,10 @@ class InitiatorScope:
         if not inspect.isawaitable(result):
             return result
         coroutine = result if inspect.iscoroutine(result) else _await(result)
-        task = asyncio.get_running_loop().create_task(coroutine, context=context)
+        if eager:
+            task = start_eager(coroutine, context)
+        else:
+            task = asyncio.get_running_loop().create_task(coroutine, context=context)
         boundary.task = task
         self._pending.add(boundary)
         task.add_done_callback(lambda _t: self._settled(boundary))
@@ -89,7 +94,7 @@ class InitiatorScope:
         if not self._pending and self._drained is not None:
             self._drained.set()
 
-    def tracked_tasks(self) -> list[asyncio.Task[Any]]:
+    def tracked_tasks(self) -> list[asyncio.Future[Any]]:
         return [b.task for b in self._pending if b.task is not None]
 
     async def dispose(self) -> None:

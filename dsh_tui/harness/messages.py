@@ -94,7 +94,7 @@ def user_message(
     text: str,
     *,
     source: Mapping[str, Any] | None = None,
-    id: str | None = None,  # noqa: A002 - mirrors the JSON key
+    id: str | None = None,
 ) -> UserMessage:
     """Mint a new message with a UUIDv4 id; the source defaults to a direct human prompt."""
     return UserMessage.from_json({

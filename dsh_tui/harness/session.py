@@ -42,7 +42,7 @@ class SessionEvent:
 
     __slots__ = ("data", "ignorable", "seq", "source_event_seqs", "surface_op", "time", "type")
 
-    def __init__(self, type: str, seq: int, time: int, data: Any,  # noqa: A002
+    def __init__(self, type: str, seq: int, time: int, data: Any,
                  surface_op: Any = None, source_event_seqs: list[int] | None = None,
                  ignorable: bool = False) -> None:
         object.__setattr__(self, "type", type)
@@ -480,7 +480,7 @@ class Session:
 
     # -- writing ------------------------------------------------------------------------------
 
-    def append(self, type: str, data: Any = None, *, surface_op: Any = None,  # noqa: A002
+    def append(self, type: str, data: Any = None, *, surface_op: Any = None,
                source_event_seqs: Sequence[int] | None = None,
                ignorable: bool = False) -> SessionEvent:
         """Validate, commit and publish one event; raises before any change on bad input."""

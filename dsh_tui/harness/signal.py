@@ -14,7 +14,7 @@ from typing import Any
 log = logging.getLogger("dsh_tui.harness.signal")
 
 
-class Cancelled(Exception):  # noqa: N818 - mirrors the AbortError of the contract
+class Cancelled(Exception):
     """Raised by `throw_if_aborted()`; carries the winning cause as `reason`."""
 
     def __init__(self, reason: Any) -> None:

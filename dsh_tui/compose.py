@@ -1,0 +1,93 @@
+"""The composition root: the one place that wires harness, loop, models and persistence.
+
+The CLI, the tests and the benchmarks all build their world here, so what a
+test exercises is what a user runs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from dsh_tui.harness import Context, new_world
+from dsh_tui.harness.llm_types import LlmProvider
+from dsh_tui.loop import LlmRouter, LoopFactory, LoopRuntime, SystemPrompt, Tool, ToolRegistry
+from dsh_tui.loop.builtin_tools import builtin_tools
+
+BASE_PROMPT = """You are an agent running inside dsh-tui, a terminal workspace where a person \
+watches and steers several agents at once. Answer in Markdown. Be concise and concrete. \
+You can delegate a self-contained subtask to a sub-agent with spawn_agent; you own the \
+sub-agents you start and can message them with send_to_agent. Messages that arrive while \
+you work may steer you: follow the latest instruction."""
+
+
+def default_providers(*, demo_speed: float = 1.0, base_url: str | None = None,
+                      env: Mapping[str, str] | None = None) -> dict[str, LlmProvider]:
+    """The built-in providers: demo always; deepseek when a key is in the environment;
+    openai-compatible when a base URL is given."""
+    from dsh_tui.llm.demo import DemoModel
+
+    env = os.environ if env is None else env
+    providers: dict[str, LlmProvider] = {"demo": DemoModel(speed=demo_speed)}
+    key = env.get("DEEPSEEK_API_KEY")
+    if key:
+        from dsh_tui.llm.deepseek import DeepSeekProvider
+
+        providers["deepseek"] = DeepSeekProvider(
+            api_key=key, base_url=env.get("DEEPSEEK_BASE_URL") or "https://api.deepseek.com")
+    if base_url:
+        from dsh_tui.llm.openai_compat import OpenAICompatibleProvider
+
+        providers["openai-compatible"] = OpenAICompatibleProvider(
+            base_url=base_url, api_key=env.get("OPENAI_API_KEY") or None)
+    return providers
+
+
+def build_context(
+    providers: Mapping[str, LlmProvider] | None = None,
+    persistence: Any = None,
+    tools: Iterable[Tool] | None = None,
+    retry: bool = True,
+    *,
+    workspace: str | os.PathLike[str] | None = None,
+    system_prompt: str | None = BASE_PROMPT,
+    max_parallel_tool_calls: int = 10,
+    demo_speed: float = 1.0,
+) -> Context:
+    """A root Context with the loop's factory installed on `ctx.agents`.
+
+    providers: name -> adapter (default: the built-in ones); persistence: None keeps
+    sessions in memory; tools: None gives the built-in tools; retry: install upstream's
+    default retry policy on `agent/request-error`.
+    """
+    ctx = new_world()
+    router = LlmRouter(providers if providers is not None else
+                       default_providers(demo_speed=demo_speed))
+    registry = ToolRegistry(tools if tools is not None else builtin_tools(workspace))
+    prompt = SystemPrompt(registry)
+    if system_prompt and tools is None:
+        prompt.section("base", system_prompt)
+    runtime = LoopRuntime(ctx, router, registry, prompt,
+                          max_parallel_tool_calls=max_parallel_tool_calls)
+    ctx.services.update(loop=runtime, router=router, tools=registry, prompt=prompt)
+    LoopFactory(runtime).install()
+    if persistence is not None:
+        persistence.attach(ctx)
+    if retry:
+        from dsh_tui.llm.retry import install_retry_policy
+
+        install_retry_policy(ctx)
+    return ctx
+
+
+def open_log(path: str | os.PathLike[str]) -> Context:
+    """A read-only Context with one idle agent showing the session log at `path`."""
+    from dsh_tui.harness.persistence import read_session_log
+    from dsh_tui.harness.readonly import register_log_agent
+
+    header, events = read_session_log(Path(path))
+    ctx = new_world(read_only=True)
+    register_log_agent(ctx, header, events)
+    return ctx

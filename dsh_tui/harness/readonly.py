@@ -1,0 +1,146 @@
+"""A read-only world around one session log, for `dsh-tui view FILE`.
+
+Logs written by other tools (or by a crashed process) may have seq gaps,
+unknown event types or shapes this build would refuse to append, so the view
+keeps events exactly as read and never validates them the way a live
+session does. Every sending or editing call raises ReadOnlyError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
+
+from .agent import AgentOptions
+from .context import Context
+from .messages import UserMessage
+from .session import SessionEvent, derive_event_message
+
+
+class ReadOnlyError(RuntimeError):
+    def __init__(self, what: str = "this session") -> None:
+        super().__init__(f"{what} is open read-only: nothing can be sent or edited")
+
+
+class ReadOnlySession:
+    """The read surface of a Session over events kept as recorded."""
+
+    def __init__(self, header: Mapping[str, Any], events: Sequence[SessionEvent]) -> None:
+        self._header = MappingProxyType(dict(header))
+        self._events = tuple(events)
+
+    @property
+    def id(self) -> str:
+        return str(self._header.get("id", "session"))
+
+    @property
+    def header(self) -> Mapping[str, Any]:
+        return self._header
+
+    @property
+    def events(self) -> tuple[SessionEvent, ...]:
+        return self._events
+
+    @property
+    def seq(self) -> int:
+        return (self._events[-1].seq + 1) if self._events else 0
+
+    first_live_seq = 0
+
+    def derive_messages(self) -> list[dict[str, Any]]:
+        out = []
+        for event in self._events:
+            if event.surface_op is None and event.type != "user/message":
+                continue
+            message = derive_event_message(event)
+            if message is not None:
+                out.append(message)
+        return out
+
+    def request_header(self) -> Any:
+        for event in reversed(self._events):
+            if event.type == "request/header" and isinstance(event.data, Mapping):
+                return event.data.get("header")
+        return None
+
+    def last_turn(self) -> int:
+        for event in reversed(self._events):
+            if event.type == "turn/start" and isinstance(event.data, Mapping):
+                turn = event.data.get("turn")
+                if isinstance(turn, int):
+                    return turn
+        return 0
+
+    def append(self, *_args: Any, **_kwargs: Any) -> SessionEvent:
+        raise ReadOnlyError()
+
+
+class ReadOnlyInbox:
+    """What was pending when the log ends (a best-effort replay; bad splices are skipped)."""
+
+    def __init__(self, session: ReadOnlySession) -> None:
+        lists: dict[str, list[UserMessage]] = {"next-turn": [], "next-step": []}
+        start = session.header.get("seedLength", 0) or 0
+        for event in session.events:
+            if event.seq < start or event.type != "agent/inbox/spliced":
+                continue
+            data = event.data if isinstance(event.data, Mapping) else {}
+            items = lists.get(data.get("target", ""))
+            begin, removed = data.get("start", 0), data.get("removedCount", 0)
+            if items is None or not isinstance(begin, int) or not isinstance(removed, int):
+                continue
+            try:
+                inserted = [UserMessage.from_json(m) for m in data.get("inserted") or ()]
+            except (TypeError, ValueError):
+                continue
+            items[begin:begin + removed] = inserted
+        self.next_turn = tuple(lists["next-turn"])
+        self.next_step = tuple(lists["next-step"])
+
+    @property
+    def has_pending(self) -> bool:
+        return bool(self.next_turn or self.next_step)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in {"append", "prepend", "replace", "remove", "clear", "splice", "move", "claim"}:
+            def refuse(*_args: Any, **_kwargs: Any) -> Any:
+                raise ReadOnlyError()
+            return refuse
+        raise AttributeError(name)
+
+
+class ReadOnlyAgent:
+    """An idle agent on a recorded log; every action raises ReadOnlyError."""
+
+    status = "idle"
+    read_only = True
+
+    def __init__(self, ctx: Context, session: ReadOnlySession) -> None:
+        self.session = session
+        self.id = session.id
+        self.inbox = ReadOnlyInbox(session)
+        config = (session.request_header() or {}).get("config") or {}
+        self.options = AgentOptions(provider=config.get("provider"), model=config.get("model"))
+        self.ctx = ctx.derive(self)
+
+    @property
+    def current_turn(self) -> int:
+        return self.session.last_turn()
+
+    def _refuse(self, *_args: Any, **_kwargs: Any) -> Any:
+        raise ReadOnlyError(f'agent "{self.id}"')
+
+    send = followup = steer = inject = cancel = run_maintenance = _refuse
+
+    async def when_idle(self) -> None:
+        return None
+
+
+def register_log_agent(ctx: Context, header: Mapping[str, Any],
+                       events: Sequence[SessionEvent]) -> ReadOnlyAgent:
+    session = ReadOnlySession(header, events)
+    agent = ReadOnlyAgent(ctx, session)
+    ctx.registry.enter(agent, None)
+    ctx.registry.announce(agent)
+    return agent

@@ -1,0 +1,123 @@
+"""The loop runtime and its agent factory (what `ctx.agents.create/resume` delegate to)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from dsh_tui.harness import AgentOptions, Context, CreateAgentOptions, ResumeAgentOptions
+from dsh_tui.harness.lifecycle import (
+    AgentHandleImpl,
+    FactoryOwnership,
+    _race,
+    prepare_agent,
+    setup_and_publish,
+)
+from dsh_tui.harness.signal import CancelSignal, any_signal
+
+from .agent import LoopAgent
+from .prompt import SystemPrompt
+from .router import LlmRouter
+from .tools import DEFAULT_MAX_PARALLEL_TOOL_CALLS, ToolRegistry
+
+log = logging.getLogger("dsh_tui.loop.runtime")
+
+
+class LoopRuntime:
+    """Everything the loop's agents share: the world, models, tools, prompt."""
+
+    def __init__(self, ctx: Context, router: LlmRouter, tools: ToolRegistry,
+                 prompt: SystemPrompt | None = None, *,
+                 max_parallel_tool_calls: int = DEFAULT_MAX_PARALLEL_TOOL_CALLS) -> None:
+        if type(max_parallel_tool_calls) is not int or max_parallel_tool_calls < 1:
+            raise ValueError("maxParallelToolCalls must be a positive integer")
+        self.ctx = ctx
+        self.router = router
+        self.tools = tools
+        self.prompt = prompt or SystemPrompt(tools)
+        self.max_parallel_tool_calls = max_parallel_tool_calls
+        self.ownership = FactoryOwnership()
+        self.default_options: AgentOptions | None = None
+
+    def build(self, session: Any, options: AgentOptions) -> LoopAgent:
+        return LoopAgent(self, session, options)
+
+
+class LoopFactory:
+    """The AgentFactory of the loop: builds LoopAgents through the shared lifecycle."""
+
+    def __init__(self, runtime: LoopRuntime) -> None:
+        self.runtime = runtime
+
+    def install(self) -> Any:
+        ctx = self.runtime.ctx
+        off = ctx.registry.set_factory(self)
+        ctx.effect(self.runtime.ownership.dispose)
+        ctx.effect(off)
+        return off
+
+    async def create(self, options: CreateAgentOptions, owner_ctx: Context) -> AgentHandleImpl:
+        runtime = self.runtime
+        agent_options = options.agent_options or AgentOptions()
+        session = runtime.ctx.sessions.prepare(options.session_id, seed=options.seed,
+                                               meta=_meta(options.meta))
+        prepared = prepare_agent(root_ctx=runtime.ctx, owner_ctx=owner_ctx,
+                                 ownership=runtime.ownership, session=session,
+                                 options=agent_options,
+                                 build=lambda s: runtime.build(s, agent_options),
+                                 caller_signal=options.signal)
+        return await setup_and_publish(prepared, options.setup, "startup")
+
+    async def resume(self, options: ResumeAgentOptions, owner_ctx: Context) -> AgentHandleImpl:
+        runtime = self.runtime
+        persistence = runtime.ctx.registry.persistence
+        session_id = options.resume_session_id
+        if persistence is None:
+            raise RuntimeError("cannot resume: session persistence is not configured")
+        owner_abort = CancelSignal()
+        unfollow = owner_ctx.effect(lambda: owner_abort.abort(RuntimeError(
+            f'agent "{session_id}" setup aborted: owner disposed during setup')))
+        fused = any_signal(options.signal, owner_abort, runtime.ownership.signal)
+        try:
+            import asyncio
+
+            loaded = await _race(asyncio.to_thread(persistence.load, session_id), fused,
+                                 session_id)
+        finally:
+            unfollow()
+        if not runtime.ownership.is_active():
+            raise RuntimeError("agent loop is not active")
+        header, events = loaded
+        session = runtime.ctx.sessions.prepare(session_id, seed=events, header=header,
+                                               restore=True)
+        agent_options = options.agent_options or _options_from_log(session) or AgentOptions()
+        prepared = prepare_agent(root_ctx=runtime.ctx, owner_ctx=owner_ctx,
+                                 ownership=runtime.ownership, session=session,
+                                 options=agent_options,
+                                 build=lambda s: runtime.build(s, agent_options),
+                                 caller_signal=options.signal)
+        return await setup_and_publish(prepared, options.setup, "resume")
+
+
+def _meta(meta: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if meta is None:
+        return None
+    return {key: value for key, value in dict(meta).items() if value is not None}
+
+
+def _options_from_log(session: Any) -> AgentOptions | None:
+    """The route a resumed session last used (its latest request header)."""
+    header = session.request_header()
+    if not header:
+        return None
+    config = header.get("config") or {}
+    provider = config.get("provider")
+    if provider == "deepseek-official":
+        provider = "deepseek"
+    defaults = header.get("adapterDefaults") or {}
+    return AgentOptions(
+        provider=provider, model=config.get("model"),
+        max_tokens=None if defaults.get("maxTokens") else config.get("maxTokens"),
+        reasoning_effort=None if defaults.get("reasoningEffort") else
+        config.get("reasoningEffort"))
