@@ -87,7 +87,9 @@ class Agent(Protocol):
 class AgentHandle(Protocol):
     agent: Agent
 
-    async def dispose(self) -> None: ...
+    def dispose(self) -> Awaitable[None]:
+        """Starts disposal at once (cancel included) and returns its completion."""
+        ...
 
 
 class AgentFactory(Protocol):

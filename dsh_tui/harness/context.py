@@ -129,6 +129,19 @@ class Context:
         """Run `disposer` (sync or async) when this context's scope unwinds."""
         return self.scope.add(disposer)
 
+    async def dispose(self) -> None:
+        """Tear this context down: its registrations unwind newest first.
+
+        On a root context this is the world's teardown: the initiator scope closes
+        (new boundaries raise), every agent and the factory are disposed, then the
+        scope waits for pending boundaries and is disposed.
+        """
+        if self.agent is None:
+            self.registry.initiator.close()
+        await self.scope.dispose()
+        if self.agent is None:
+            await self.registry.initiator.dispose()
+
     def derive(self, agent: Any) -> Context:
         """The agent-scoped context of `agent`, sharing this world."""
         return Context(bus=self.bus, registry=self.registry, sessions=self.sessions, agent=agent,

@@ -97,11 +97,16 @@ class InitiatorScope:
     def tracked_tasks(self) -> list[asyncio.Future[Any]]:
         return [b.task for b in self._pending if b.task is not None]
 
+    def close(self) -> None:
+        """Refuse new boundaries from now on (teardown has begun)."""
+        if self.state == "active":
+            self.state = "closing"
+
     async def dispose(self) -> None:
         """Close for new boundaries, wait for pending ones (not the caller's own), then dispose."""
         if self.state == "disposed":
             return
-        self.state = "closing"
+        self.close()
         own = set(_chain.get())
         me = asyncio.current_task()
         while True:

@@ -18,6 +18,7 @@ from typing import Any
 
 from .agent import AgentOptions
 from .context import Context, InactiveContextError
+from .eager import start_eager
 from .events import agent_events
 from .jsonvalue import MAX_SAFE_INTEGER
 from .session import Session
@@ -81,8 +82,9 @@ class AgentHandleImpl:
         self.agent = agent
         self._dispose = dispose
 
-    async def dispose(self) -> None:
-        await self._dispose()
+    def dispose(self) -> Awaitable[None]:
+        """Start disposal now (synchronously up to its first wait); await the result."""
+        return self._dispose()
 
     def __repr__(self) -> str:
         return f"AgentHandle({self.agent.id!r})"
@@ -170,15 +172,17 @@ def prepare_agent(
                     unfollow_owner()
 
     def dispose(owner_triggered: bool = False) -> Awaitable[None]:
+        # Started eagerly, like a JavaScript async function: the abort and the
+        # agent's cancel happen before dispose() returns, even if nobody awaits it.
         if state["disposing"] is None:
-            state["disposing"] = asyncio.ensure_future(run_dispose(owner_triggered))
-        return _shield(state["disposing"])
+            state["disposing"] = start_eager(run_dispose(owner_triggered))
+        return asyncio.shield(state["disposing"])
 
     untrack = ownership.track(lambda: dispose())
 
     def on_owner_unload() -> Awaitable[None] | None:
         if state["disposing"] is not None:
-            return _shield(state["disposing"])
+            return asyncio.shield(state["disposing"])
         abort.abort(AgentCreationError(
             f'agent "{agent_id}" setup aborted: owner disposed during setup'))
         return dispose(True)
@@ -217,10 +221,6 @@ def prepare_agent(
         return AgentHandleImpl(agent, lambda: dispose())
 
     return Prepared(agent, abort, publish, lambda: dispose())
-
-
-async def _shield(future: asyncio.Future[None]) -> None:
-    await asyncio.shield(future)
 
 
 async def setup_and_publish(prepared: Prepared, setup: Any, source: str) -> AgentHandleImpl:

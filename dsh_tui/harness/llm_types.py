@@ -137,8 +137,7 @@ def error_chain(error: BaseException | object) -> str:
                 text = f"{current.message} [{members}]"
             if not parts or parts[-1] != text:
                 parts.append(text)
-            current = current.__cause__ or (
-                None if current.__suppress_context__ else current.__context__)
+            current = current.__cause__  # explicit causes only, like JavaScript's `cause`
         else:
             parts.append(str(current))
             current = None
