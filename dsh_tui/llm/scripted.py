@@ -114,7 +114,10 @@ class ScriptedModel:
 
     async def stream(self, request: Mapping[str, Any]) -> AsyncIterator[dict[str, Any]]:
         number = len(self.requests) + 1
-        self.requests.append(dict(request))
+        recorded = dict(request)
+        recorded.setdefault("system", "")
+        recorded.setdefault("tools", [])
+        self.requests.append(recorded)
         if number > len(self.script):
             raise LlmError(make_failure(
                 f"scripted model has no entry for request {number} "
