@@ -1,0 +1,1 @@
+"""Conformance suite of the harness core and the agent loop (core.md)."""
