@@ -1,0 +1,1 @@
+"""Model adapters: DeepSeek and OpenAI-compatible over httpx, the demo model, scripted models."""

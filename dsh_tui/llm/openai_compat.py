@@ -1,0 +1,366 @@
+"""The chat-completions adapter for any OpenAI-compatible server (vLLM, Ollama, llama.cpp, gateways).
+
+One `stream(request)` is exactly one HTTP request: retries belong to the
+`agent/request-error` listener (`dsh_tui.llm.retry`), which re-requests over the
+same durable history. Every failure ends the stream with one terminal
+`finish {kind: "error" | "aborted", failure}` chunk after whatever was already
+streamed, so the loop sees a single failure shape whatever went wrong.
+
+`DeepSeekProvider` subclasses this and changes only the profile: credentials,
+thinking fields, headers and the model catalog.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import re
+import weakref
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any, cast
+
+import httpx
+
+from dsh_tui.harness.llm_types import (
+    LlmError,
+    LlmFailure,
+    LlmRequest,
+    StreamChunk,
+    error_chain,
+    make_failure,
+)
+from dsh_tui.harness.signal import CancelSignal
+
+from .blocks import failed_finish
+from .errors import clip, http_failure, redact, request_id_of
+from .guard import StreamAborted, StreamGuard, StreamStalled
+from .sse import SseComment, SseParser
+from .translate import ChatStreamTranslator
+from .wire import ReasoningReplay, sampling_fields, serialize_messages, serialize_tools
+
+log = logging.getLogger("dsh_tui.llm")
+
+_HEADER_SAFE_KEY = re.compile(r"[\x21-\x7e]+")
+MAX_ERROR_BODY_BYTES = 64 * 1024
+
+
+def _user_agent() -> str:
+    try:
+        version = metadata.version("dsh-tui")
+    except metadata.PackageNotFoundError:
+        version = "0"
+    return f"dsh-tui/{version}"
+
+
+USER_AGENT = _user_agent()
+
+
+class Secret:
+    """An API key that renders as `***` in every repr, str and traceback local."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+    __str__ = __repr__
+
+
+@dataclass(frozen=True, slots=True)
+class Thinking:
+    """The wire fields that select reasoning, and how reasoning is replayed."""
+
+    fields: Mapping[str, Any]
+    replay: ReasoningReplay
+
+
+@dataclass(slots=True)
+class _CallFacts:
+    """What one call learned that later failure records should carry."""
+
+    request_id: str | None = None
+
+
+async def _read_capped(response: httpx.Response) -> bytes:
+    """An error body, bounded: a gateway may answer with a large HTML page."""
+    parts: list[bytes] = []
+    size = 0
+    async for part in response.aiter_bytes():
+        parts.append(part)
+        size += len(part)
+        if size >= MAX_ERROR_BODY_BYTES:
+            break
+    return b"".join(parts)[:MAX_ERROR_BODY_BYTES]
+
+
+async def _close_response(response: Any) -> None:
+    if isinstance(response, httpx.Response):
+        await response.aclose()
+
+
+class OpenAICompatibleProvider:
+    """Streams `POST {base_url}/chat/completions` as harness StreamChunks.
+
+    Timeouts are in seconds. `idle_timeout` is the content-progress watchdog:
+    the longest wait for the next data event (keep-alive comments do not count),
+    measured from the moment the request is sent, so it also bounds the time to
+    the first token. `client` lets a caller share one `httpx.AsyncClient`; when
+    omitted the provider owns one per event loop and `aclose()` closes it.
+
+    Profile switches for servers that differ (`research/llm-adapter.md` §3):
+    `reasoning_field` names the field reasoning is replayed under (None: never),
+    `max_tokens_field` the output-cap field, `stream_usage` whether to ask for
+    usage with `stream_options`, `extra_body`/`extra_headers` are merged into
+    every request (e.g. `{"chat_template_kwargs": {"enable_thinking": False}}`).
+    """
+
+    name = "openai-compatible"
+    label = "OpenAI-compatible server"
+
+    def __init__(self, base_url: str, api_key: str | None = None, *,
+                 connect_timeout: float = 10.0, read_timeout: float = 300.0,
+                 write_timeout: float = 30.0, pool_timeout: float = 30.0,
+                 idle_timeout: float | None = 300.0, client: httpx.AsyncClient | None = None,
+                 default_model: str | None = None,
+                 context_windows: Mapping[str, int] | None = None,
+                 reasoning_field: str | None = "reasoning_content",
+                 max_tokens_field: str = "max_tokens", stream_usage: bool = True,
+                 extra_body: Mapping[str, Any] | None = None,
+                 extra_headers: Mapping[str, str] | None = None,
+                 retry_policy: Any = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._api_key = Secret(api_key) if api_key is not None else None
+        self.timeout = httpx.Timeout(connect=connect_timeout, read=read_timeout,
+                                     write=write_timeout, pool=pool_timeout)
+        self.idle_timeout = idle_timeout
+        self.default_model = default_model
+        self.context_windows: dict[str, int] = dict(context_windows or {})
+        self.reasoning_field = reasoning_field
+        self.max_tokens_field = max_tokens_field
+        self.stream_usage = stream_usage
+        self.extra_body: dict[str, Any] = dict(extra_body or {})
+        self.extra_headers: dict[str, str] = dict(extra_headers or {})
+        self.retry_policy = retry_policy
+        """Read by the loop and handed to `agent/request-error` listeners (None: their default)."""
+        self._shared_client = client
+        self._owned: tuple[weakref.ref[asyncio.AbstractEventLoop], httpx.AsyncClient] | None = None
+
+    def __repr__(self) -> str:
+        key = "set" if self._api_key is not None else "none"
+        return f"{type(self).__name__}(base_url={self.base_url!r}, api_key=<{key}>)"
+
+    # -- provider extras ------------------------------------------------------------------------
+
+    def context_window(self, model: str) -> int | None:
+        return self.context_windows.get(model)
+
+    def prepare(self, config: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, bool]]:
+        """Fill a missing model with the default; returns (config, adapter-default markers)."""
+        resolved = dict(config)
+        if not resolved.get("model") and self.default_model:
+            resolved["model"] = self.default_model
+        return resolved, {}
+
+    # -- request ----------------------------------------------------------------------------------
+
+    def thinking(self, request: Mapping[str, Any]) -> Thinking:
+        """Generic servers: pass an effort through (`off` → Ollama's `none`)."""
+        effort = request.get("reasoningEffort")
+        fields: dict[str, Any] = {}
+        if isinstance(effort, str) and effort:
+            fields["reasoning_effort"] = "none" if effort == "off" else effort
+        return Thinking(fields, ReasoningReplay(self.reasoning_field, always=False))
+
+    def build_body(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """The JSON body of one request; raises LlmError for requests that cannot be sent."""
+        model = request.get("model") or self.default_model
+        if not model:
+            raise LlmError(make_failure(f"{self.label}: the request names no model",
+                                        "INVALID_REQUEST"))
+        thinking = self.thinking(request)
+        body: dict[str, Any] = {
+            "model": model,
+            "messages": serialize_messages(request.get("messages") or (),
+                                           system=request.get("system"), replay=thinking.replay),
+            "stream": True,
+        }
+        if self.stream_usage:
+            body["stream_options"] = {"include_usage": True}
+        body.update(thinking.fields)
+        tools = serialize_tools(request.get("tools"))
+        if tools:
+            body["tools"] = tools
+        body.update(sampling_fields(request, max_tokens_field=self.max_tokens_field))
+        body.update(self.extra_body)
+        return body
+
+    def credential(self) -> str | None:
+        """The key to send, or None; a supplied key no header can carry is refused."""
+        if self._api_key is None:
+            return None
+        key = self._api_key.reveal().strip()
+        if not key:
+            return None
+        if not _HEADER_SAFE_KEY.fullmatch(key):
+            raise LlmError(make_failure(
+                f"the {self.label} API key contains characters an HTTP header cannot carry "
+                "(only printable ASCII without spaces)", "INVALID_CREDENTIAL"))
+        return key
+
+    def headers(self, request: Mapping[str, Any], key: str | None) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "text/event-stream",
+                   "User-Agent": USER_AGENT, **self.extra_headers}
+        if key is not None:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    # -- transport ----------------------------------------------------------------------------
+
+    def _client(self) -> httpx.AsyncClient:
+        if self._shared_client is not None:
+            return self._shared_client
+        loop = asyncio.get_running_loop()
+        if self._owned is not None:
+            owner, client = self._owned
+            if owner() is loop and not client.is_closed:
+                return client
+        # Pooled connections belong to one event loop; a new loop gets a new client.
+        client = httpx.AsyncClient(timeout=self.timeout)
+        self._owned = (weakref.ref(loop), client)
+        return client
+
+    async def aclose(self) -> None:
+        """Close the client this provider created (a shared client is the caller's)."""
+        if self._owned is not None:
+            _, client = self._owned
+            self._owned = None
+            await client.aclose()
+
+    # -- streaming --------------------------------------------------------------------------------
+
+    async def stream(self, request: LlmRequest) -> AsyncIterator[StreamChunk]:
+        """One model response as StreamChunks, ending with exactly one `finish`."""
+        signal: CancelSignal | None = request.get("signal")
+        guard = StreamGuard(signal, self.idle_timeout)
+        facts = _CallFacts()
+        key: str | None = None
+        try:
+            try:
+                key = self.credential()
+                exchange = self._exchange(request, key, guard, facts)
+            except LlmError as error:
+                yield failed_finish(self._scrub(error.failure, key, facts), aborted=guard.aborted)
+                return
+            async with contextlib.aclosing(exchange) as chunks:
+                try:
+                    async for chunk in chunks:
+                        yield chunk
+                except LlmError as error:
+                    failure = self._scrub(error.failure, key, facts)
+                    log.info("%s request failed: %s %s", self.name, failure["code"],
+                             failure["message"])
+                    yield failed_finish(failure, aborted=guard.aborted)
+        finally:
+            guard.close()
+
+    def _scrub(self, failure: LlmFailure, key: str | None, facts: _CallFacts) -> LlmFailure:
+        scrubbed = dict(failure)
+        scrubbed["message"] = redact(str(scrubbed.get("message", "")), key) or scrubbed["code"]
+        if facts.request_id and "requestId" not in scrubbed:
+            scrubbed["requestId"] = facts.request_id
+        return scrubbed  # type: ignore[return-value]
+
+    async def _exchange(self, request: Mapping[str, Any], key: str | None, guard: StreamGuard,
+                        facts: _CallFacts) -> AsyncIterator[StreamChunk]:
+        if guard.aborted:
+            raise LlmError(make_failure(f"{self.label} request aborted by caller", "ABORTED"))
+        body = json.dumps(self.build_body(request), ensure_ascii=False,
+                          separators=(",", ":")).encode("utf-8")
+        client = self._client()
+        outgoing = client.build_request("POST", f"{self.base_url}/chat/completions",
+                                        content=body, headers=self.headers(request, key),
+                                        timeout=self.timeout)
+        log.debug("%s request: model=%s messages=%d", self.name, request.get("model"),
+                  len(request.get("messages") or ()))
+        response = await self._wait(guard, client.send(outgoing, stream=True), _close_response)
+        try:
+            facts.request_id = request_id_of(response.headers)
+            if not response.is_success:
+                raw = await self._wait(guard, _read_capped(response))
+                raise LlmError(http_failure(response.status_code, response.reason_phrase, raw,
+                                            response.headers, self.label))
+            async for chunk in self._translate(response, guard):
+                yield chunk
+        finally:
+            await response.aclose()
+
+    async def _translate(self, response: httpx.Response,
+                         guard: StreamGuard) -> AsyncIterator[StreamChunk]:
+        translator = ChatStreamTranslator(self.label)
+        parser = SseParser()
+        reads = cast(AsyncGenerator[bytes, None], response.aiter_bytes())
+        try:
+            while True:
+                try:
+                    data = await self._wait(guard, anext(reads, None))
+                except LlmError as error:
+                    if translator.finished and error.code == "TIMEOUT":
+                        break  # the answer is complete; only the terminator is missing
+                    raise
+                if data is None:
+                    break
+                for item in parser.feed(data):
+                    if isinstance(item, SseComment):
+                        continue  # transport liveness only: no content progress
+                    guard.progress()
+                    if item.data.strip() == "[DONE]":
+                        for chunk in translator.close():
+                            yield chunk
+                        return
+                    try:
+                        payload = json.loads(item.data)
+                    except ValueError:
+                        raise LlmError(make_failure(
+                            f"malformed SSE payload: {clip(item.data[:120])}",
+                            "MALFORMED_RESPONSE")) from None
+                    for chunk in translator.feed(payload):
+                        yield chunk
+        finally:
+            await reads.aclose()
+        parser.close()
+        if translator.finished:
+            for chunk in translator.close():  # EOF after the finish chunk: complete
+                yield chunk
+            return
+        raise LlmError(make_failure(f"{self.label} stream ended before [DONE]",
+                                    "STREAM_CLOSED"))
+
+    async def _wait(self, guard: StreamGuard, awaitable: Any, on_orphan: Any = None) -> Any:
+        """One guarded wait, with transport failures normalised to failure records."""
+        try:
+            return await guard.run(awaitable, on_orphan)
+        except StreamAborted:
+            raise LlmError(make_failure(f"{self.label} request aborted by caller",
+                                        "ABORTED")) from None
+        except StreamStalled:
+            raise LlmError(make_failure(
+                f"{self.label} stream idle timeout: no content for {self.idle_timeout:g}s",
+                "TIMEOUT")) from None
+        except httpx.TimeoutException as error:
+            raise LlmError(make_failure(
+                f"{self.label} request to {self.base_url} timed out: {error_chain(error)}",
+                "TIMEOUT")) from None
+        except (httpx.HTTPError, httpx.StreamError, OSError) as error:
+            raise LlmError(make_failure(
+                f"{self.label} request to {self.base_url} failed: {error_chain(error)}",
+                "TRANSPORT")) from None
