@@ -1,0 +1,503 @@
+"""`JsonlPersistence`: sessions as upstream-compatible JSONL files, attached to a live world.
+
+Writing: `attach(ctx)` listens to the session store. Every appended event is
+queued on its session's `SessionWriter`; inbox splices and turn boundaries are
+written (plain `os.write`, no fsync) before the listener returns, so the inbox
+call that made a splice returns only once the bytes are in the file and a
+`kill -9` cannot lose an accepted message. Everything else, notably the stream
+chunks, is written by a timer at most `batch_window` seconds after the first
+queued event, and the fsync of both kinds runs in the same window on a worker
+thread. `ctx.sessions.flush(session)` writes and fsyncs everything at once.
+
+Reading: `load(id)` is the strict loader `resume()` uses (see `loader`);
+`list_sessions()` reads only headers; `read_session_log(path)` (in `reader`)
+is the tolerant one for viewing.
+
+One process writes a session at a time (no OS lock, as upstream); creating a
+session whose id already has a different log on disk is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import platformdirs
+import zstandard
+
+from ..jsonvalue import json_equal
+from ..session import Session, SessionEvent
+from .errors import (
+    SessionCollisionError,
+    SessionLogCorruptError,
+    SessionLogError,
+    SessionNotFoundError,
+)
+from .fileio import append_durably, truncate_durably
+from .header import looks_like_header, viewer_header
+from .legacy import upgrade_events
+from .loader import commit_repair, encode_records, prepare_load
+from .paths import LOG_NAMES, RAW_LOG_NAME, encode_segment, session_dir
+from .scan import compression_of, parse_line, scan_artifact
+from .writer import SessionWriter, is_durable_type
+from .zstd_frames import ZSTD_MAGIC, decode_frame, scan_frames
+
+if TYPE_CHECKING:
+    from ..context import Context
+
+log = logging.getLogger("dsh_tui.harness.persistence")
+
+DEFAULT_BATCH_WINDOW = 0.2
+_HEADER_READ_LIMIT = 1 << 20  # a header line is tiny; give up on a file without one early
+
+
+def default_root() -> Path:
+    return platformdirs.user_data_path("dsh-tui") / "sessions"
+
+
+class LoadedSession(NamedTuple):
+    """What `load()` returns: unpack as `header, events = p.load(id)`.
+
+    `header` is the in-memory session header (no `type` tag); `events` are
+    plain dicts, contiguous from seq 0, already repaired, ready for
+    `Session(id, seed=events, header=header, restore=True)`.
+    """
+
+    header: dict[str, Any]
+    events: list[dict[str, Any]]
+
+
+@dataclass(slots=True)
+class _Loaded:
+    """A log `load()` just returned, so adopting it as a live session needs no re-read."""
+
+    path: Path
+    size: int
+    compression: str
+    events: list[dict[str, Any]]
+
+
+class JsonlPersistence:
+    """Session logs under `root`, one upstream-layout `session.jsonl` per session."""
+
+    def __init__(self, root: str | os.PathLike[str] | None = None, *,
+                 batch_window: float = DEFAULT_BATCH_WINDOW) -> None:
+        self.root = Path(os.path.abspath(os.path.expanduser(root))) if root is not None \
+            else default_root()
+        if not 0 < batch_window <= DEFAULT_BATCH_WINDOW:
+            raise ValueError(f"batch_window must be in (0, {DEFAULT_BATCH_WINDOW}] seconds")
+        self.batch_window = batch_window
+        self._live: dict[Session, SessionWriter] = {}
+        self._refused: set[Session] = set()
+        self._retired: list[SessionWriter] = []  # disposed with events still unwritten
+        self._loaded: dict[str, _Loaded] = {}
+        self._last_sync: dict[int, float] = {}
+        self._detach: Callable[[], None] | None = None
+
+    def __repr__(self) -> str:
+        return f"JsonlPersistence({str(self.root)!r})"
+
+    # -- attaching ------------------------------------------------------------------------------
+
+    def attach(self, ctx: Context) -> Callable[[], None]:
+        """Persist every session of `ctx`'s world; returns `detach()` (idempotent).
+
+        Pass the root context: a listener registered through an agent context
+        would hear only that agent. Sets `ctx.registry.persistence` so
+        `ctx.agents.resume()` can load through this object. `detach()` (also run
+        when the context's scope unwinds) stops listening, then writes and
+        fsyncs everything still pending.
+        """
+        if self._detach is not None:
+            raise RuntimeError(f"{self!r} is already attached to a context")
+        offs: list[Callable[[], None]] = []
+        done = False
+
+        def detach() -> None:
+            nonlocal done
+            if done:
+                return
+            done = True
+            for off in reversed(offs):
+                off()
+            self._detach = None
+            if getattr(ctx.registry, "persistence", None) is self:
+                ctx.registry.persistence = None
+            self._drain_all()
+
+        # Registered before the listeners so a scope unwind removes them first.
+        offs.append(ctx.effect(detach))
+        offs.append(ctx.on("session/created", self._on_created))
+        offs.append(ctx.on("session/event", self._on_event))
+        offs.append(ctx.on("session/flush", self._on_flush))
+        offs.append(ctx.on("session/disposed", self._on_disposed))
+        ctx.registry.persistence = self
+        self._detach = detach
+        for session in ctx.sessions.list():  # sessions that went live before attaching
+            self._adopt_quietly(session)
+        return detach
+
+    # -- listeners ------------------------------------------------------------------------------
+
+    def _on_created(self, session: Session) -> None:
+        # A raise here vetoes the creation: a live session must not silently
+        # write into (or next to) another session's stored log.
+        self._refused.discard(session)
+        self._writer_for(session)
+
+    def _on_event(self, session: Session, event: SessionEvent) -> None:
+        if session in self._refused:
+            return
+        writer = self._live.get(session)
+        if writer is None:
+            writer = self._adopt_quietly(session)
+            if writer is None:
+                return
+        writer.capture(session, event)
+        self._schedule(writer, is_durable_type(event.type))
+
+    async def _on_flush(self, session: Session) -> None:
+        writer = self._live.get(session) or self._writer_for(session)
+        writer.cancel_timer()
+        writer.write_pending()
+        if writer.unsynced:
+            await asyncio.get_running_loop().run_in_executor(None, self._sync, writer)
+
+    def _on_disposed(self, session: Session) -> None:
+        self._refused.discard(session)
+        writer = self._live.pop(session, None)
+        if writer is None:
+            return
+        writer.cancel_timer()
+        try:
+            writer.write_pending()
+        except OSError:
+            self._retired.append(writer)  # retried when this persistence detaches
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._finish(writer)
+            return
+        future = loop.run_in_executor(None, self._sync_quietly, writer)
+        future.add_done_callback(lambda _: writer.close())
+
+    # -- scheduling -----------------------------------------------------------------------------
+
+    def _schedule(self, writer: SessionWriter, durable: bool) -> None:
+        if durable:
+            try:
+                writer.write_pending()
+            except OSError:
+                pass  # logged by the writer; the events stay pending
+        if writer.timer is not None or not (writer.pending or writer.unsynced):
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._write_without_loop(writer)
+            return
+        writer.timer = loop.call_later(self.batch_window, self._on_timer, writer, loop)
+
+    def _on_timer(self, writer: SessionWriter, loop: asyncio.AbstractEventLoop) -> None:
+        writer.timer = None
+        try:
+            writer.write_pending()
+        except OSError:
+            pass  # automatic retry pauses; the next event or a flush tries again
+        if writer.unsynced:
+            loop.run_in_executor(None, self._sync_quietly, writer)
+
+    def _write_without_loop(self, writer: SessionWriter) -> None:
+        """No loop, so no timer: write now, and fsync once a window has passed."""
+        try:
+            writer.write_pending()
+        except OSError:
+            return
+        if time.monotonic() - self._last_sync.get(id(writer), 0.0) >= self.batch_window:
+            self._sync_quietly(writer)
+
+    def _sync(self, writer: SessionWriter) -> None:
+        writer.sync()
+        self._last_sync[id(writer)] = time.monotonic()
+
+    def _sync_quietly(self, writer: SessionWriter) -> None:
+        try:
+            self._sync(writer)
+        except OSError as error:
+            log.error('session "%s": fsync of %s failed (retried at the next window or flush): '
+                      "%s", writer.session_id, writer.path, error)
+
+    def _finish(self, writer: SessionWriter) -> None:
+        self._sync_quietly(writer)
+        writer.close()
+        self._last_sync.pop(id(writer), None)
+
+    def _drain_all(self) -> None:
+        writers = [*self._live.values(), *self._retired]
+        self._live.clear()
+        self._refused.clear()
+        self._retired = []
+        for writer in writers:
+            writer.cancel_timer()
+            try:
+                writer.write_pending()
+            except OSError:
+                log.error('session "%s": %d event(s) could not be written to %s and are lost '
+                          "with this process", writer.session_id, len(writer.pending),
+                          writer.path)
+            self._finish(writer)
+
+    # -- adopting a live session ------------------------------------------------------------------
+
+    def _adopt_quietly(self, session: Session) -> SessionWriter | None:
+        try:
+            return self._writer_for(session)
+        except SessionLogError as error:
+            self._refused.add(session)
+            log.error('session "%s" is not persisted: %s', session.id, error)
+            return None
+
+    def _writer_for(self, session: Session) -> SessionWriter:
+        writer = self._live.get(session)
+        if writer is not None:
+            return writer
+        writer = self._open_writer(session)
+        self._live[session] = writer
+        fresh = writer.capture_existing(session.events)
+        self._schedule(writer, any(is_durable_type(event.type) for event in fresh))
+        return writer
+
+    def _open_writer(self, session: Session) -> SessionWriter:
+        """A writer positioned after whatever part of `session` is already on disk."""
+        header = dict(session.header)
+        planned = self.path_for(header)
+        loaded = self._loaded.pop(session.id, None)
+        try:
+            found = self._find(session.id)
+        except OSError as error:
+            log.warning('session "%s": cannot look for an existing log under %s (%s); assuming '
+                        "none", session.id, self.root, error)
+            found = []
+        if not found:
+            return SessionWriter(header, planned, materialized=False)
+        path = found[0]
+        if path.parent != planned.parent:
+            raise SessionCollisionError(
+                f'session "{session.id}" is already persisted at {path} (another cwd); a live '
+                "session cannot reuse its id")
+        if loaded is not None and loaded.path == path and self._size(path) == loaded.size:
+            stored, size, compression = loaded.events, loaded.size, loaded.compression
+        else:
+            stored, size, compression = self._read_for_adoption(path, session.id)
+        if not _covers(session, stored):
+            raise SessionCollisionError(
+                f'session "{session.id}" already has a stored log at {path} that this live '
+                "session does not continue (id collision); resume it instead of creating it")
+        return SessionWriter(header, path, materialized=True, compression=compression,
+                             size=size, next_seq=len(stored))  # type: ignore[arg-type]
+
+    def _read_for_adoption(self, path: Path, session_id: str) -> tuple[list[Any], int, str]:
+        """Stored events of a log a live session continues; a torn tail is cut, not closed."""
+        scanned = scan_artifact(path)
+        upgrade_events(scanned.events, session_id)
+        size = scanned.size
+        if scanned.truncate_to is not None:
+            truncate_durably(path, scanned.truncate_to)
+            size = scanned.truncate_to
+            if scanned.recovered:
+                data = encode_records(scanned.recovered, scanned.compression)
+                append_durably(path, data)
+                size += len(data)
+        return scanned.events, size, scanned.compression
+
+    @staticmethod
+    def _size(path: Path) -> int:
+        try:
+            return path.stat().st_size
+        except OSError:
+            return -1
+
+    # -- lookup ---------------------------------------------------------------------------------
+
+    def path_for(self, header_or_id: Mapping[str, Any] | str) -> Path:
+        """Where a session's log lives (or will live).
+
+        For a header this is computed without I/O (always the plain
+        `session.jsonl` this build writes). For an id it is the live session's
+        file, else the one stored artifact (`session.jsonl` or upstream's
+        `session.jsonl.zstd`); `SessionNotFoundError` if there is none.
+        """
+        if isinstance(header_or_id, Mapping):
+            return session_dir(self.root, header_or_id) / RAW_LOG_NAME
+        for session, writer in self._live.items():
+            if session.id == header_or_id:
+                return writer.path
+        found = self._find(header_or_id)
+        if not found:
+            raise SessionNotFoundError(f'no stored session "{header_or_id}" under {self.root}')
+        return found[0]
+
+    def _project_dirs(self) -> list[Path]:
+        try:
+            entries = list(os.scandir(self.root))
+        except FileNotFoundError:
+            return []
+        return sorted(Path(entry.path) for entry in entries if entry.is_dir())
+
+    def _find(self, session_id: str) -> list[Path]:
+        """Every stored artifact of `session_id`; more than one is an error."""
+        segment = encode_segment(session_id)
+        found = [project / segment / name for project in self._project_dirs()
+                 for name in LOG_NAMES if (project / segment / name).is_file()]
+        if len(found) > 1:
+            listing = ", ".join(str(path) for path in found)
+            raise SessionLogCorruptError(
+                f'session "{session_id}" is stored more than once ({listing}); keep one')
+        return found
+
+    # -- loading --------------------------------------------------------------------------------
+
+    def load(self, session_id: str) -> LoadedSession:
+        """Strictly load, repair (durably) and return a stored session for resuming.
+
+        Raises `SessionNotFoundError`, `SessionLogCorruptError` (naming file and
+        line) or `SessionFormatUnsupportedError`. A session that is live in this
+        persistence is refused: it is the authority on its own log.
+        """
+        if any(session.id == session_id for session in self._live):
+            raise SessionLogError(f'session "{session_id}" is live; dispose it before loading '
+                                  "it again")
+        found = self._find(session_id)
+        if not found:
+            raise SessionNotFoundError(f'no stored session "{session_id}" under {self.root}')
+        path = found[0]
+        with _gc_paused():
+            prepared = prepare_load(path, session_id,
+                                    lambda header: session_dir(self.root, header))
+        size = prepared.scanned.size
+        if prepared.needs_repair:
+            size = commit_repair(prepared)
+            log.info('session "%s": repaired %s (%s torn byte(s) cut, %d closer(s) appended)',
+                     session_id, path, prepared.scanned.size - (
+                         prepared.scanned.truncate_to or prepared.scanned.size),
+                     len(prepared.closers))
+        events = prepared.events + prepared.closers
+        self._loaded[session_id] = _Loaded(path, size, prepared.scanned.compression, events)
+        return LoadedSession(prepared.header, events)
+
+    # -- listing --------------------------------------------------------------------------------
+
+    def list_sessions(self) -> list[dict[str, Any]]:
+        """Headers of every stored session, newest first; unreadable files are skipped."""
+        headers: list[dict[str, Any]] = []
+        seen: dict[str, Path] = {}
+        for project in self._project_dirs():
+            try:
+                session_dirs = sorted(Path(e.path) for e in os.scandir(project) if e.is_dir())
+            except OSError as error:
+                log.warning("cannot list %s: %s", project, error)
+                continue
+            for directory in session_dirs:
+                for name in LOG_NAMES:
+                    path = directory / name
+                    if not path.is_file():
+                        continue
+                    header = self._list_entry(path)
+                    if header is None:
+                        continue
+                    if header["id"] in seen:
+                        log.warning('session "%s" is stored twice (%s and %s); listing the first',
+                                    header["id"], seen[header["id"]], path)
+                        continue
+                    seen[header["id"]] = path
+                    headers.append(header)
+        headers.sort(key=lambda header: header["createdAt"], reverse=True)
+        return headers
+
+    def _list_entry(self, path: Path) -> dict[str, Any] | None:
+        try:
+            record = read_header_record(path)
+        except (OSError, ValueError, zstandard.ZstdError) as error:
+            log.warning("skipping %s: %s", path, error)
+            return None
+        if record is None or not looks_like_header(record):
+            log.warning("skipping %s: no complete session header line", path)
+            return None
+        try:
+            expected = session_dir(self.root, record)
+        except ValueError as error:
+            log.warning("skipping %s: %s", path, error)
+            return None
+        if expected != path.parent:
+            log.warning('skipping %s: its header (id "%s") belongs in %s', path, record["id"],
+                        expected)
+            return None
+        return viewer_header(record)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while a log becomes objects.
+
+    Loading allocates one dict per event and never a cycle; left on, the
+    collector re-traverses the growing heap again and again, which alone
+    roughly doubles the cost of loading a long session.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _covers(session: Session, stored: list[Any]) -> bool:
+    """Whether the live session's first events are exactly the stored ones."""
+    events = session.events
+    if len(events) < len(stored):
+        return False
+    for live, record in zip(events, stored, strict=False):
+        if live.data is record.get("data"):  # seeded from this very load: same objects
+            if live.seq != record.get("seq") or live.type != record.get("type"):
+                return False
+            continue
+        if not json_equal(live.to_json(), record):
+            return False
+    return True
+
+
+def read_header_record(path: Path) -> Any:
+    """The parsed first record of a log, reading only as far as it (None if incomplete)."""
+    with path.open("rb") as file:
+        head = file.read(4)
+        if head[:4] == ZSTD_MAGIC or (path.name.endswith(".zstd") and compression_of(
+                path, head) == "zstd"):
+            buf = head
+            while True:
+                frames = scan_frames(buf, max_frames=1)
+                if frames.frames:
+                    start, end = frames.frames[0]
+                    text = decode_frame(buf[start:end])
+                    if not text.endswith(b"\n") or text.count(b"\n") != 1:
+                        return None
+                    return parse_line(text[:-1])
+                more = file.read(8192)
+                if not more or len(buf) > _HEADER_READ_LIMIT:
+                    return None
+                buf += more
+        buf = head
+        while b"\n" not in buf:
+            more = file.read(8192)
+            if not more or len(buf) > _HEADER_READ_LIMIT:
+                return None
+            buf += more
+        return parse_line(buf[:buf.index(b"\n")])

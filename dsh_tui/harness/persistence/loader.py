@@ -1,0 +1,138 @@
+"""The strict loader behind `resume()`: committed prefix, upgrades, checks, crash repair.
+
+Steps, in upstream's order: find the committed prefix (`scan`), check the
+header belongs to the requested id and to this very path, upgrade legacy
+shapes (`legacy`), refuse event types this build does not know unless they are
+marked ignorable, validate every envelope so a bad record is reported with its
+file and line rather than as a seed index, and finally compute the closers for
+a turn a crash left open (`repair`). `commit_repair` then makes the repair
+durable: the torn bytes are cut off and the closers appended, so the repaired
+log is what a second load sees too.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..jsonvalue import MAX_SAFE_INTEGER, dumps_compact
+from ..session import SURFACE_TYPES, SessionError, validate_envelope
+from .errors import SessionFormatUnsupportedError, SessionLogCorruptError
+from .fileio import append_durably, truncate_durably
+from .known_types import KNOWN_SESSION_EVENT_TYPES
+from .legacy import upgrade_events
+from .repair import interrupted_turn_closers
+from .scan import ScannedLog, scan_artifact
+from .zstd_frames import encode_frame
+
+
+@dataclass(slots=True)
+class PreparedLog:
+    """A checked, upgraded log and the closers its repair will append."""
+
+    scanned: ScannedLog
+    header: dict[str, Any]
+    events: list[dict[str, Any]]
+    closers: list[dict[str, Any]]
+
+    @property
+    def needs_repair(self) -> bool:
+        return self.scanned.truncate_to is not None or bool(self.closers)
+
+
+def _same_place(path: Path, expected_dir: Path) -> bool:
+    if path.parent == expected_dir:
+        return True
+    try:
+        return os.path.samefile(path.parent, expected_dir)  # case-insensitive aliases
+    except OSError:
+        return False
+
+
+_PLAIN_KEYS = frozenset({"type", "seq", "time", "data"})
+# Types whose envelope check looks inside `data` (messages, request headers, legacy refusals).
+_DEEP_TYPES = SURFACE_TYPES | {"request/header", "request/header-delta"}
+
+
+def _plain_envelope_ok(event: dict[str, Any]) -> bool:
+    """The common case, accepted without the full validator: exactly the four plain keys,
+    int seq and time, a type whose check does not look into `data`."""
+    time = event.get("time")
+    return event.keys() == _PLAIN_KEYS and type(event["seq"]) is int and \
+        type(time) is int and -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER and \
+        type(event["type"]) is str and event["type"] not in _DEEP_TYPES
+
+
+def check_events(scanned: ScannedLog, session_id: str) -> list[dict[str, Any]]:
+    """Upgrade and validate the scanned events in place; returns them.
+
+    The session constructor validates the seed again; checking here as well
+    costs little and turns "seed event at index N" into a file and line.
+    """
+    where = scanned.path
+    events = scanned.events
+    upgrade_events(events, session_id)
+    known = KNOWN_SESSION_EVENT_TYPES
+    for index, event in enumerate(events):
+        if not _plain_envelope_ok(event):
+            try:
+                validate_envelope(event, index)
+            except SessionError as error:
+                raise SessionLogCorruptError(
+                    f"{where}: line {scanned.event_lines[index]}: {error}") from None
+        if event["type"] not in known and event.get("ignorable") is not True:
+            raise SessionFormatUnsupportedError(
+                f'{where}: line {scanned.event_lines[index]}: session "{session_id}" contains '
+                f'event type "{event["type"]}" (seq {event["seq"]}) unknown to this harness '
+                "and not marked ignorable; refusing to interpret the log (it was likely "
+                "written by a newer harness)")
+    return events
+
+
+def prepare_load(path: Path, session_id: str,
+                 locate: Callable[[Mapping[str, Any]], Path]) -> PreparedLog:
+    """Read and check `path` as the stored log of `session_id`, computing its repair.
+
+    `locate(header)` is the session directory the header names; a file found
+    anywhere else (copied or moved by hand) is refused, as upstream does.
+    """
+    scanned = scan_artifact(path)
+    header = scanned.header
+    if header["id"] != session_id:
+        raise SessionLogCorruptError(f'{path}: requested id "{session_id}" does not match header '
+                                     f'id "{header["id"]}"')
+    expected_dir = locate(header)
+    if not _same_place(path, expected_dir):
+        raise SessionLogCorruptError(f'{path}: header id "{header["id"]}" and cwd identify '
+                                     f'"{expected_dir}", not this file')
+    events = check_events(scanned, session_id)
+    return PreparedLog(scanned, header, events, interrupted_turn_closers(events))
+
+
+def encode_records(records: list[Any], compression: str) -> bytes:
+    """JSONL bytes of `records` as one durable batch (one frame in zstd mode)."""
+    text = "\n".join([dumps_compact(record) for record in records]) + "\n"
+    data = text.encode("utf-8")
+    return encode_frame(data) if compression == "zstd" else data
+
+
+def commit_repair(prepared: PreparedLog) -> int:
+    """Cut the torn tail, then append recovered events and closers; returns the new size.
+
+    Two fsynced steps, as upstream: earlier bytes are never rewritten, and a
+    crash between the steps leaves a log the next load repairs again.
+    """
+    scanned = prepared.scanned
+    size = scanned.size
+    if scanned.truncate_to is not None:
+        truncate_durably(scanned.path, scanned.truncate_to)
+        size = scanned.truncate_to
+    batch = [*scanned.recovered, *prepared.closers]
+    if batch:
+        data = encode_records(batch, scanned.compression)
+        append_durably(scanned.path, data)
+        size += len(data)
+    return size

@@ -1,0 +1,170 @@
+"""The write-behind log of one live session.
+
+Holds the events not yet on disk and turns them into bytes in the file. It
+knows nothing about timers or the event loop; `JsonlPersistence` decides *when*
+to call `write_pending` (at once for inbox splices and turn boundaries, within
+the batching window for everything else) and *where* `sync` runs (a worker
+thread when a loop is running, so an fsync never stalls the UI).
+
+Failure rule: bytes leave `pending` only after they are entirely in the file.
+A failed write is rolled back to the last good size and the events stay
+pending for the next attempt, so a full disk costs durability, never data or
+log integrity.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..jsonvalue import dumps_compact
+from ..session import Session, SessionEvent
+from .fileio import append_all, fsync_dir, make_private_dirs, open_append, publish_new_file
+from .header import header_line
+from .scan import Compression
+from .zstd_frames import encode_frame
+
+log = logging.getLogger("dsh_tui.harness.persistence")
+
+
+def is_durable_type(event_type: str) -> bool:
+    """Events written before their append returns: inbox splices and turn boundaries."""
+    return event_type == "agent/inbox/spliced" or event_type.startswith("turn/")
+
+
+class SessionWriter:
+    """Pending events, the open file and the sync bookkeeping of one session."""
+
+    def __init__(self, header: Mapping[str, Any], path: Path, *, materialized: bool,
+                 compression: Compression = "none", size: int = 0, next_seq: int = 0) -> None:
+        self.header = dict(header)
+        self.session_id: str = self.header["id"]
+        self.path = path
+        self.materialized = materialized
+        self.compression: Compression = compression
+        self.size = size  # bytes known to be good on disk
+        self.pending: list[SessionEvent] = []
+        self.next_seq = next_seq  # every seq below it is on disk or pending
+        self.timer: Any = None  # asyncio.TimerHandle of the batching window
+        self.failure: BaseException | None = None
+        self.written_gen = 0  # bumped per successful write; fsync covers up to synced_gen
+        self.synced_gen = 0
+        self._fd: int | None = None
+        self._tail_dirty = False
+        self._dirs_to_sync: list[Path] = []
+        self._fd_lock = threading.Lock()  # an fsync in a worker thread vs close()
+
+    # -- capturing events -----------------------------------------------------------------------
+
+    def capture(self, session: Session, event: SessionEvent) -> bool:
+        """Queue `event` (and any earlier event this writer has not seen); False if known."""
+        if event.seq < self.next_seq:
+            return False
+        if event.seq > self.next_seq:
+            self.pending.extend(session.events[self.next_seq:event.seq])
+        self.pending.append(event)
+        self.next_seq = event.seq + 1
+        return True
+
+    def capture_existing(self, events: Sequence[SessionEvent]) -> list[SessionEvent]:
+        """Queue the events already in the session (a seed) that are not on disk yet."""
+        fresh = list(events[self.next_seq:])
+        self.pending.extend(fresh)
+        self.next_seq = max(self.next_seq, len(events))
+        return fresh
+
+    @property
+    def unsynced(self) -> bool:
+        return self.synced_gen < self.written_gen or bool(self._dirs_to_sync)
+
+    # -- writing --------------------------------------------------------------------------------
+
+    def encode(self, events: Sequence[SessionEvent]) -> bytes:
+        text = "\n".join([dumps_compact(event.to_json()) for event in events]) + "\n"
+        data = text.encode("utf-8")
+        return encode_frame(data) if self.compression == "zstd" else data
+
+    def write_pending(self) -> None:
+        """Write every pending event as one batch; raises OSError with nothing lost."""
+        if not self.pending:
+            return
+        count = len(self.pending)
+        try:
+            batch = self.encode(self.pending)
+            if self.materialized:
+                self._append(batch)
+            else:
+                self._materialize(batch)
+        except OSError as error:
+            if self.failure is None:
+                log.error('session "%s": writing %d event(s) to %s failed; they stay in memory '
+                          "and are retried on the next write or flush: %s", self.session_id,
+                          count, self.path, error)
+            self.failure = error
+            raise
+        del self.pending[:count]
+        self.written_gen += 1
+        if self.failure is not None:
+            log.warning('session "%s": writing to %s works again', self.session_id, self.path)
+            self.failure = None
+
+    def _materialize(self, batch: bytes) -> None:
+        head = (dumps_compact(header_line(self.header)) + "\n").encode("utf-8")
+        if self.compression == "zstd":
+            head = encode_frame(head)
+        session_dir = self.path.parent
+        created = make_private_dirs(session_dir)
+        publish_new_file(self.path, head + batch)
+        # The new name (and new directories) become durable with the next sync,
+        # inside the same batching window as the bytes themselves.
+        self._dirs_to_sync = list(dict.fromkeys([session_dir, *(d.parent for d in created)]))
+        self.materialized = True
+        self.size = len(head) + len(batch)
+        self._fd = open_append(self.path)
+
+    def _append(self, batch: bytes) -> None:
+        fd = self._fd
+        if fd is None:
+            fd = self._fd = open_append(self.path)
+        if self._tail_dirty:
+            os.ftruncate(fd, self.size)
+            self._tail_dirty = False
+        try:
+            append_all(fd, batch, self.size)
+        except OSError:
+            self._tail_dirty = True  # re-truncate first if the rollback did not take
+            raise
+        self.size += len(batch)
+
+    # -- syncing and closing --------------------------------------------------------------------
+
+    def sync(self) -> None:
+        """fsync the file (and, once, the directories a first write created). Thread-safe."""
+        with self._fd_lock:
+            target = self.written_gen
+            dirs, self._dirs_to_sync = self._dirs_to_sync, []
+            try:
+                if self._fd is not None and self.synced_gen < target:
+                    os.fsync(self._fd)
+                for directory in dirs:
+                    fsync_dir(directory)
+            except OSError:
+                self._dirs_to_sync = dirs + self._dirs_to_sync
+                raise
+            self.synced_gen = max(self.synced_gen, target)
+
+    def close(self) -> None:
+        """Close the file descriptor (after any in-flight fsync finishes)."""
+        with self._fd_lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+    def cancel_timer(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
