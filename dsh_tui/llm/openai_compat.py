@@ -46,6 +46,7 @@ log = logging.getLogger("dsh_tui.llm")
 
 _HEADER_SAFE_KEY = re.compile(r"[\x21-\x7e]+")
 MAX_ERROR_BODY_BYTES = 64 * 1024
+DRAIN_SECONDS = 1.0
 
 
 def _user_agent() -> str:
@@ -101,6 +102,24 @@ async def _read_capped(response: httpx.Response) -> bytes:
         if size >= MAX_ERROR_BODY_BYTES:
             break
     return b"".join(parts)[:MAX_ERROR_BODY_BYTES]
+
+
+async def _drain(reads: AsyncGenerator[bytes, None]) -> None:
+    """Read what follows `[DONE]` (normally just the end of the body), ignoring it.
+
+    A fully read response lets httpx return the connection to the pool instead
+    of closing it; the bound keeps a server that never ends the body from
+    delaying the finish.
+    """
+    total = 0
+    try:
+        async with asyncio.timeout(DRAIN_SECONDS):
+            async for part in reads:
+                total += len(part)
+                if total > MAX_ERROR_BODY_BYTES:
+                    break
+    except (TimeoutError, httpx.HTTPError, OSError):
+        pass
 
 
 async def _close_response(response: Any) -> None:
@@ -324,7 +343,9 @@ class OpenAICompatibleProvider:
                         continue  # transport liveness only: no content progress
                     guard.progress()
                     if item.data.strip() == "[DONE]":
-                        for chunk in translator.close():
+                        closing = translator.close()
+                        await _drain(reads)
+                        for chunk in closing:
                             yield chunk
                         return
                     try:
