@@ -1,0 +1,1 @@
+"""Tests of session persistence (dsh_tui.harness.persistence), on real files in tmp_path."""
