@@ -48,7 +48,7 @@ from .loader import commit_repair, encode_records, prepare_load
 from .paths import LOG_NAMES, RAW_LOG_NAME, encode_segment, session_dir
 from .scan import compression_of, parse_line, scan_artifact
 from .writer import SessionWriter, is_durable_type
-from .zstd_frames import ZSTD_MAGIC, decode_frame, scan_frames
+from .zstd_frames import decode_frame, scan_frames
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -56,7 +56,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("dsh_tui.harness.persistence")
 
 DEFAULT_BATCH_WINDOW = 0.2
-_HEADER_READ_LIMIT = 1 << 20  # a header line is tiny; give up on a file without one early
+_HEADER_READ_LIMIT = 1 << 20
+_LOADED_KEEP = 8  # logs just loaded, kept so resuming them needs no second read  # a header line is tiny; give up on a file without one early
 
 
 def default_root() -> Path:
@@ -99,7 +100,6 @@ class JsonlPersistence:
         self._refused: set[Session] = set()
         self._retired: list[SessionWriter] = []  # disposed with events still unwritten
         self._loaded: dict[str, _Loaded] = {}
-        self._last_sync: dict[int, float] = {}
         self._detach: Callable[[], None] | None = None
 
     def __repr__(self) -> str:
@@ -169,7 +169,7 @@ class JsonlPersistence:
         writer.cancel_timer()
         writer.write_pending()
         if writer.unsynced:
-            await asyncio.get_running_loop().run_in_executor(None, self._sync, writer)
+            await asyncio.get_running_loop().run_in_executor(None, writer.sync)
 
     def _on_disposed(self, session: Session) -> None:
         self._refused.discard(session)
@@ -221,16 +221,13 @@ class JsonlPersistence:
             writer.write_pending()
         except OSError:
             return
-        if time.monotonic() - self._last_sync.get(id(writer), 0.0) >= self.batch_window:
+        if time.monotonic() - writer.last_sync >= self.batch_window:
             self._sync_quietly(writer)
 
-    def _sync(self, writer: SessionWriter) -> None:
-        writer.sync()
-        self._last_sync[id(writer)] = time.monotonic()
-
-    def _sync_quietly(self, writer: SessionWriter) -> None:
+    @staticmethod
+    def _sync_quietly(writer: SessionWriter) -> None:
         try:
-            self._sync(writer)
+            writer.sync()
         except OSError as error:
             log.error('session "%s": fsync of %s failed (retried at the next window or flush): '
                       "%s", writer.session_id, writer.path, error)
@@ -238,7 +235,6 @@ class JsonlPersistence:
     def _finish(self, writer: SessionWriter) -> None:
         self._sync_quietly(writer)
         writer.close()
-        self._last_sync.pop(id(writer), None)
 
     def _drain_all(self) -> None:
         writers = [*self._live.values(), *self._retired]
@@ -390,6 +386,9 @@ class JsonlPersistence:
                          prepared.scanned.truncate_to or prepared.scanned.size),
                      len(prepared.closers))
         events = prepared.events + prepared.closers
+        self._loaded.pop(session_id, None)
+        while len(self._loaded) >= _LOADED_KEEP:  # loaded but never resumed: forget the oldest
+            del self._loaded[next(iter(self._loaded))]
         self._loaded[session_id] = _Loaded(path, size, prepared.scanned.compression, events)
         return LoadedSession(prepared.header, events)
 
@@ -479,8 +478,7 @@ def read_header_record(path: Path) -> Any:
     """The parsed first record of a log, reading only as far as it (None if incomplete)."""
     with path.open("rb") as file:
         head = file.read(4)
-        if head[:4] == ZSTD_MAGIC or (path.name.endswith(".zstd") and compression_of(
-                path, head) == "zstd"):
+        if compression_of(path, head) == "zstd":
             buf = head
             while True:
                 frames = scan_frames(buf, max_frames=1)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,7 @@ class SessionWriter:
         self.failure: BaseException | None = None
         self.written_gen = 0  # bumped per successful write; fsync covers up to synced_gen
         self.synced_gen = 0
+        self.last_sync = 0.0  # time.monotonic() of the last successful sync
         self._fd: int | None = None
         self._tail_dirty = False
         self._dirs_to_sync: list[Path] = []
@@ -156,6 +158,7 @@ class SessionWriter:
                 self._dirs_to_sync = dirs + self._dirs_to_sync
                 raise
             self.synced_gen = max(self.synced_gen, target)
+            self.last_sync = time.monotonic()
 
     def close(self) -> None:
         """Close the file descriptor (after any in-flight fsync finishes)."""
