@@ -20,35 +20,23 @@ session whose id already has a different log on disk is refused.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import gc
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import platformdirs
-import zstandard
 
 from ..jsonvalue import json_equal
 from ..session import Session, SessionEvent
-from .errors import (
-    SessionCollisionError,
-    SessionLogCorruptError,
-    SessionLogError,
-    SessionNotFoundError,
-)
-from .fileio import append_durably, truncate_durably
-from .header import looks_like_header, viewer_header
-from .legacy import upgrade_events
-from .loader import commit_repair, encode_records, prepare_load
-from .paths import LOG_NAMES, RAW_LOG_NAME, encode_segment, session_dir
-from .scan import compression_of, parse_line, scan_artifact
+from .errors import SessionCollisionError, SessionLogError, SessionNotFoundError
+from .listing import find_artifacts, list_headers
+from .loader import commit_repair, prepare_load, read_for_adoption
+from .paths import RAW_LOG_NAME, session_dir
 from .writer import SessionWriter, is_durable_type
-from .zstd_frames import decode_frame, scan_frames
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -56,8 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("dsh_tui.harness.persistence")
 
 DEFAULT_BATCH_WINDOW = 0.2
-_HEADER_READ_LIMIT = 1 << 20
-_LOADED_KEEP = 8  # logs just loaded, kept so resuming them needs no second read  # a header line is tiny; give up on a file without one early
+_LOADED_KEEP = 8  # logs just loaded, kept so resuming them needs no second read
 
 
 def default_root() -> Path:
@@ -292,27 +279,13 @@ class JsonlPersistence:
         if loaded is not None and loaded.path == path and self._size(path) == loaded.size:
             stored, size, compression = loaded.events, loaded.size, loaded.compression
         else:
-            stored, size, compression = self._read_for_adoption(path, session.id)
+            stored, size, compression = read_for_adoption(path, session.id)
         if not _covers(session, stored):
             raise SessionCollisionError(
                 f'session "{session.id}" already has a stored log at {path} that this live '
                 "session does not continue (id collision); resume it instead of creating it")
         return SessionWriter(header, path, materialized=True, compression=compression,
                              size=size, next_seq=len(stored))  # type: ignore[arg-type]
-
-    def _read_for_adoption(self, path: Path, session_id: str) -> tuple[list[Any], int, str]:
-        """Stored events of a log a live session continues; a torn tail is cut, not closed."""
-        scanned = scan_artifact(path)
-        upgrade_events(scanned.events, session_id)
-        size = scanned.size
-        if scanned.truncate_to is not None:
-            truncate_durably(path, scanned.truncate_to)
-            size = scanned.truncate_to
-            if scanned.recovered:
-                data = encode_records(scanned.recovered, scanned.compression)
-                append_durably(path, data)
-                size += len(data)
-        return scanned.events, size, scanned.compression
 
     @staticmethod
     def _size(path: Path) -> int:
@@ -341,23 +314,8 @@ class JsonlPersistence:
             raise SessionNotFoundError(f'no stored session "{header_or_id}" under {self.root}')
         return found[0]
 
-    def _project_dirs(self) -> list[Path]:
-        try:
-            entries = list(os.scandir(self.root))
-        except FileNotFoundError:
-            return []
-        return sorted(Path(entry.path) for entry in entries if entry.is_dir())
-
     def _find(self, session_id: str) -> list[Path]:
-        """Every stored artifact of `session_id`; more than one is an error."""
-        segment = encode_segment(session_id)
-        found = [project / segment / name for project in self._project_dirs()
-                 for name in LOG_NAMES if (project / segment / name).is_file()]
-        if len(found) > 1:
-            listing = ", ".join(str(path) for path in found)
-            raise SessionLogCorruptError(
-                f'session "{session_id}" is stored more than once ({listing}); keep one')
-        return found
+        return find_artifacts(self.root, session_id)
 
     # -- loading --------------------------------------------------------------------------------
 
@@ -375,9 +333,7 @@ class JsonlPersistence:
         if not found:
             raise SessionNotFoundError(f'no stored session "{session_id}" under {self.root}')
         path = found[0]
-        with _gc_paused():
-            prepared = prepare_load(path, session_id,
-                                    lambda header: session_dir(self.root, header))
+        prepared = prepare_load(path, session_id, lambda header: session_dir(self.root, header))
         size = prepared.scanned.size
         if prepared.needs_repair:
             size = commit_repair(prepared)
@@ -395,68 +351,13 @@ class JsonlPersistence:
     # -- listing --------------------------------------------------------------------------------
 
     def list_sessions(self) -> list[dict[str, Any]]:
-        """Headers of every stored session, newest first; unreadable files are skipped."""
-        headers: list[dict[str, Any]] = []
-        seen: dict[str, Path] = {}
-        for project in self._project_dirs():
-            try:
-                session_dirs = sorted(Path(e.path) for e in os.scandir(project) if e.is_dir())
-            except OSError as error:
-                log.warning("cannot list %s: %s", project, error)
-                continue
-            for directory in session_dirs:
-                for name in LOG_NAMES:
-                    path = directory / name
-                    if not path.is_file():
-                        continue
-                    header = self._list_entry(path)
-                    if header is None:
-                        continue
-                    if header["id"] in seen:
-                        log.warning('session "%s" is stored twice (%s and %s); listing the first',
-                                    header["id"], seen[header["id"]], path)
-                        continue
-                    seen[header["id"]] = path
-                    headers.append(header)
-        headers.sort(key=lambda header: header["createdAt"], reverse=True)
-        return headers
+        """Headers of every stored session, newest first (only first lines are read).
 
-    def _list_entry(self, path: Path) -> dict[str, Any] | None:
-        try:
-            record = read_header_record(path)
-        except (OSError, ValueError, zstandard.ZstdError) as error:
-            log.warning("skipping %s: %s", path, error)
-            return None
-        if record is None or not looks_like_header(record):
-            log.warning("skipping %s: no complete session header line", path)
-            return None
-        try:
-            expected = session_dir(self.root, record)
-        except ValueError as error:
-            log.warning("skipping %s: %s", path, error)
-            return None
-        if expected != path.parent:
-            log.warning('skipping %s: its header (id "%s") belongs in %s', path, record["id"],
-                        expected)
-            return None
-        return viewer_header(record)
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC while a log becomes objects.
-
-    Loading allocates one dict per event and never a cycle; left on, the
-    collector re-traverses the growing heap again and again, which alone
-    roughly doubles the cost of loading a long session.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+        A file whose header is missing, torn, undecodable or stored under a
+        directory its id and cwd do not name is skipped with a logged warning;
+        listing never raises for the contents of the root.
+        """
+        return list_headers(self.root)
 
 
 def _covers(session: Session, stored: list[Any]) -> bool:
@@ -472,30 +373,3 @@ def _covers(session: Session, stored: list[Any]) -> bool:
         if not json_equal(live.to_json(), record):
             return False
     return True
-
-
-def read_header_record(path: Path) -> Any:
-    """The parsed first record of a log, reading only as far as it (None if incomplete)."""
-    with path.open("rb") as file:
-        head = file.read(4)
-        if compression_of(path, head) == "zstd":
-            buf = head
-            while True:
-                frames = scan_frames(buf, max_frames=1)
-                if frames.frames:
-                    start, end = frames.frames[0]
-                    text = decode_frame(buf[start:end])
-                    if not text.endswith(b"\n") or text.count(b"\n") != 1:
-                        return None
-                    return parse_line(text[:-1])
-                more = file.read(8192)
-                if not more or len(buf) > _HEADER_READ_LIMIT:
-                    return None
-                buf += more
-        buf = head
-        while b"\n" not in buf:
-            more = file.read(8192)
-            if not more or len(buf) > _HEADER_READ_LIMIT:
-                return None
-            buf += more
-        return parse_line(buf[:buf.index(b"\n")])

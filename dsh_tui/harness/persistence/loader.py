@@ -12,8 +12,10 @@ log is what a second load sees too.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,6 +94,23 @@ def check_events(scanned: ScannedLog, session_id: str) -> list[dict[str, Any]]:
     return events
 
 
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while a log becomes objects.
+
+    Loading allocates one dict per event and never a cycle; left on, the
+    collector re-traverses the growing heap again and again, which alone
+    roughly doubles the cost of loading a long session.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def prepare_load(path: Path, session_id: str,
                  locate: Callable[[Mapping[str, Any]], Path]) -> PreparedLog:
     """Read and check `path` as the stored log of `session_id`, computing its repair.
@@ -99,6 +118,12 @@ def prepare_load(path: Path, session_id: str,
     `locate(header)` is the session directory the header names; a file found
     anywhere else (copied or moved by hand) is refused, as upstream does.
     """
+    with _gc_paused():
+        return _prepare(path, session_id, locate)
+
+
+def _prepare(path: Path, session_id: str,
+             locate: Callable[[Mapping[str, Any]], Path]) -> PreparedLog:
     scanned = scan_artifact(path)
     header = scanned.header
     if header["id"] != session_id:
@@ -136,3 +161,25 @@ def commit_repair(prepared: PreparedLog) -> int:
         append_durably(scanned.path, data)
         size += len(data)
     return size
+
+
+def read_for_adoption(path: Path, session_id: str) -> tuple[list[Any], int, str]:
+    """Stored events, size and encoding of a log a live session is about to continue.
+
+    Used when a session goes live over an existing log without a preceding
+    `load()` (a session created before persistence was attached). The live
+    session is the authority on how its turn ends, so a torn tail is cut (and
+    a torn zstd frame's complete lines re-appended) but no closers are added.
+    """
+    with _gc_paused():
+        scanned = scan_artifact(path)
+        upgrade_events(scanned.events, session_id)
+    size = scanned.size
+    if scanned.truncate_to is not None:
+        truncate_durably(path, scanned.truncate_to)
+        size = scanned.truncate_to
+        if scanned.recovered:
+            data = encode_records(scanned.recovered, scanned.compression)
+            append_durably(path, data)
+            size += len(data)
+    return scanned.events, size, scanned.compression
