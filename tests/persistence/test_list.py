@@ -49,7 +49,9 @@ def test_zstd_headers_are_listed(tmp_path: Path) -> None:
     path.parent.mkdir(parents=True)
     compress = zstandard.ZstdCompressor(write_checksum=True).compress
     path.write_bytes(compress((dumps_compact(header) + "\n").encode()) + compress(b"x" * 10))
-    assert persistence.list_sessions() == [{k: v for k, v in header.items() if k != "type"}]
+    listed = persistence.list_sessions()
+    assert listed == [{k: v for k, v in header.items() if k != "type"}]
+    assert persistence.path_for(listed[0]) == path == persistence.path_for("z")
 
 
 def test_broken_and_misplaced_files_are_skipped(tmp_path: Path,

@@ -35,7 +35,7 @@ from ..session import Session, SessionEvent
 from .errors import SessionCollisionError, SessionLogError, SessionNotFoundError
 from .listing import find_artifacts, list_headers
 from .loader import commit_repair, prepare_load, read_for_adoption
-from .paths import RAW_LOG_NAME, session_dir
+from .paths import RAW_LOG_NAME, ZSTD_LOG_NAME, session_dir
 from .writer import SessionWriter, is_durable_type
 
 if TYPE_CHECKING:
@@ -261,7 +261,7 @@ class JsonlPersistence:
     def _open_writer(self, session: Session) -> SessionWriter:
         """A writer positioned after whatever part of `session` is already on disk."""
         header = dict(session.header)
-        planned = self.path_for(header)
+        planned = self._planned_path(header)
         loaded = self._loaded.pop(session.id, None)
         try:
             found = self._find(session.id)
@@ -297,22 +297,29 @@ class JsonlPersistence:
     # -- lookup ---------------------------------------------------------------------------------
 
     def path_for(self, header_or_id: Mapping[str, Any] | str) -> Path:
-        """Where a session's log lives (or will live).
+        """Where a session's log lives, or will live once it has events.
 
-        For a header this is computed without I/O (always the plain
-        `session.jsonl` this build writes). For an id it is the live session's
-        file, else the one stored artifact (`session.jsonl` or upstream's
-        `session.jsonl.zstd`); `SessionNotFoundError` if there is none.
+        For a header: the live session's file, else an existing upstream
+        `session.jsonl.zstd` in the directory the header names, else the plain
+        `session.jsonl` this build writes there (one `stat`, no reading). For an
+        id: the live session's file, else the one stored artifact under any
+        project directory; `SessionNotFoundError` if there is none.
         """
-        if isinstance(header_or_id, Mapping):
-            return session_dir(self.root, header_or_id) / RAW_LOG_NAME
+        session_id = header_or_id["id"] if isinstance(header_or_id, Mapping) else header_or_id
         for session, writer in self._live.items():
-            if session.id == header_or_id:
+            if session.id == session_id:
                 return writer.path
+        if isinstance(header_or_id, Mapping):
+            planned = self._planned_path(header_or_id)
+            upstream = planned.with_name(ZSTD_LOG_NAME)
+            return upstream if not planned.exists() and upstream.exists() else planned
         found = self._find(header_or_id)
         if not found:
             raise SessionNotFoundError(f'no stored session "{header_or_id}" under {self.root}')
         return found[0]
+
+    def _planned_path(self, header: Mapping[str, Any]) -> Path:
+        return session_dir(self.root, header) / RAW_LOG_NAME
 
     def _find(self, session_id: str) -> list[Path]:
         return find_artifacts(self.root, session_id)
