@@ -209,14 +209,14 @@ async def test_a_torn_write_is_cut_back_before_the_retry(
 
 
 async def test_disposing_a_session_writes_what_is_pending(world: World) -> None:
-    session = world.session("disposed")
+    session = world.ctx.sessions.prepare("disposed", meta={"cwd": "/p"})
+    detach = world.ctx.sessions.enter(session)
+    world.ctx.sessions.announce(session)
     session.append("step/start", {"turn": 1, "step": 1})
     session.append("assistant/chunk", chunk(1, 1, "tail"))
-    detach = session._entry
-    assert detach is not None
-    world.ctx.sessions._detach_entered(detach)  # what a handle's dispose ends with
+    assert world.lines(session) == []
+    detach()  # what an agent handle's dispose ends with: session/disposed
     assert len(world.lines(session)) == 3
-    await asyncio.sleep(0.05)
     assert session not in world.persistence._live
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -87,6 +88,7 @@ class JsonlPersistence:
         self._refused: set[Session] = set()
         self._retired: list[SessionWriter] = []  # disposed with events still unwritten
         self._loaded: dict[str, _Loaded] = {}
+        self._loaded_lock = threading.Lock()  # load() may run in a worker thread
         self._detach: Callable[[], None] | None = None
 
     def __repr__(self) -> str:
@@ -262,7 +264,8 @@ class JsonlPersistence:
         """A writer positioned after whatever part of `session` is already on disk."""
         header = dict(session.header)
         planned = self._planned_path(header)
-        loaded = self._loaded.pop(session.id, None)
+        with self._loaded_lock:
+            loaded = self._loaded.pop(session.id, None)
         try:
             found = self._find(session.id)
         except OSError as error:
@@ -331,9 +334,11 @@ class JsonlPersistence:
 
         Raises `SessionNotFoundError`, `SessionLogCorruptError` (naming file and
         line) or `SessionFormatUnsupportedError`. A session that is live in this
-        persistence is refused: it is the authority on its own log.
+        persistence is refused: it is the authority on its own log. Safe to run
+        in a worker thread (`asyncio.to_thread`), which keeps a long log's load
+        off the event loop.
         """
-        if any(session.id == session_id for session in self._live):
+        if any(session.id == session_id for session in tuple(self._live)):
             raise SessionLogError(f'session "{session_id}" is live; dispose it before loading '
                                   "it again")
         found = self._find(session_id)
@@ -349,10 +354,11 @@ class JsonlPersistence:
                          prepared.scanned.truncate_to or prepared.scanned.size),
                      len(prepared.closers))
         events = prepared.events + prepared.closers
-        self._loaded.pop(session_id, None)
-        while len(self._loaded) >= _LOADED_KEEP:  # loaded but never resumed: forget the oldest
-            del self._loaded[next(iter(self._loaded))]
-        self._loaded[session_id] = _Loaded(path, size, prepared.scanned.compression, events)
+        with self._loaded_lock:
+            self._loaded.pop(session_id, None)
+            while len(self._loaded) >= _LOADED_KEEP:  # loaded, never resumed: drop the oldest
+                del self._loaded[next(iter(self._loaded))]
+            self._loaded[session_id] = _Loaded(path, size, prepared.scanned.compression, events)
         return LoadedSession(prepared.header, events)
 
     # -- listing --------------------------------------------------------------------------------
