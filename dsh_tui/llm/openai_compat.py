@@ -157,6 +157,8 @@ class OpenAICompatibleProvider:
                  extra_body: Mapping[str, Any] | None = None,
                  extra_headers: Mapping[str, str] | None = None,
                  retry_policy: Any = None) -> None:
+        if httpx.URL(base_url).scheme not in ("http", "https"):
+            raise ValueError(f"base_url must start with http:// or https://, got {base_url!r}")
         self.base_url = base_url.rstrip("/")
         self._api_key = Secret(api_key) if api_key is not None else None
         self.timeout = httpx.Timeout(connect=connect_timeout, read=read_timeout,

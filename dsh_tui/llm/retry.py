@@ -114,11 +114,20 @@ def _policy_of(value: Any, fallback: RetryPolicy) -> RetryPolicy:
 
 
 def _prior_retry(agent: Any, turn: Any, step: Any, provider: Any, key: str) -> Mapping[str, Any]:
+    """The latest `llm/retry` record of this step, provider and policy ({} if none).
+
+    Records are only written inside an open step, so the scan stops at the
+    step's own `step/start` instead of walking a long log to its beginning.
+    """
     session = getattr(agent, "session", None)
     for event in reversed(session.events if session is not None else ()):
         data = event.data
-        if event.type == "llm/retry" and isinstance(data, Mapping) and data.get("turn") == turn \
-                and data.get("step") == step and data.get("provider") == provider \
+        if not isinstance(data, Mapping) or data.get("turn") != turn \
+                or data.get("step") != step:
+            continue
+        if event.type == "step/start":
+            break
+        if event.type == "llm/retry" and data.get("provider") == provider \
                 and data.get("policyKey") == key:
             return data
     return {}

@@ -209,3 +209,8 @@ def test_frozen_history_and_tool_schemas_serialise() -> None:
     assert body["messages"] == [{"role": "user", "content": "hi"}]
     assert body["tools"][0]["function"]["parameters"]["properties"] == {"a": {"type": "string"}}
     json.dumps(body)  # plain JSON, no frozen mappings left
+
+
+def test_base_url_without_a_scheme_is_refused_at_construction() -> None:
+    with pytest.raises(ValueError, match="http:// or https://"):
+        OpenAICompatibleProvider("localhost:8000/v1")
