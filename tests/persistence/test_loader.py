@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 import zstandard
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from dsh_tui.harness import Session
 from dsh_tui.harness.jsonvalue import dumps_compact
@@ -292,3 +295,29 @@ def test_a_live_session_is_not_loaded_behind_its_back(tmp_path: Path) -> None:
             world.persistence.load("live")
     finally:
         world.detach()
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.one_of(
+    st.binary(max_size=30),
+    st.sampled_from([b"[" * 100_000, b"null", b'{"type":"turn/end","seq":1}', b"NaN",
+                     b'{"type":"text-chunks","seq0":0,"time0":0,"data":{}}']),
+    st.builds(lambda n, kind: dumps_compact(ev(n, kind, {"turn": 1})).encode(),
+              st.integers(0, 6), st.sampled_from(["turn/start", "turn/end", "session/title"]))),
+    max_size=10))
+def test_the_strict_loader_fails_only_with_its_own_errors(tmp_path: Path,
+                                                          lines: list[bytes]) -> None:
+    root = tmp_path / "fuzz"
+    if root.exists():
+        shutil.rmtree(root)
+    path = JsonlPersistence(root).path_for(HEADER)
+    path.parent.mkdir(parents=True)
+    path.write_bytes((dumps_compact(HEADER) + "\n").encode() +
+                     b"".join(line.replace(b"\n", b" ") + b"\n" for line in lines))
+    try:
+        header, events = JsonlPersistence(root).load("s")
+    except SessionLogError:
+        return
+    assert [event["seq"] for event in events] == list(range(len(events)))
+    Session("s", seed=events, header=header, restore=True)  # whatever loads is a valid seed

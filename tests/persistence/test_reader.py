@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
 import pytest
 import zstandard
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from dsh_tui.harness import SessionEvent
 from dsh_tui.harness.jsonvalue import dumps_compact
@@ -149,3 +152,28 @@ def test_damaged_zstd_frames_are_skipped_and_a_torn_frame_recovered(tmp_path: Pa
     seqs = [event.seq for event in events]
     assert seqs[:3] == [0, 1, 4] and 4 < seqs[-1] < 20003
     assert seqs == [0, 1, *range(4, seqs[-1] + 1)]
+
+
+junk_lines = st.lists(st.one_of(
+    st.binary(max_size=40),
+    st.just(b"[" * 100_000),
+    st.sampled_from([b'{"type":"text-chunks","seq0":0,"time0":0,"data":{}}', b"null", b"{}",
+                     b'{"type":"x","seq":true,"time":1,"data":1}', b"\xff\xfe\x00",
+                     b'{"type":"turn/end","seq":0,"time":1e400,"data":{}}']),
+    st.builds(lambda n: dumps_compact({"type": "x/y", "seq": n, "time": n, "data": n}).encode(),
+              st.integers(0, 50))), max_size=12)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=junk_lines, tail=st.binary(max_size=20))
+def test_any_damage_after_the_header_is_survivable(tmp_path: Path, lines: list[bytes],
+                                                   tail: bytes) -> None:
+    path = tmp_path / "fuzz.jsonl"
+    path.write_bytes(HEADER.encode() + b"\n" + b"".join(line.replace(b"\n", b" ") + b"\n"
+                                                         for line in lines) + tail)
+    header, events = read_session_log(path)
+    assert header["id"] == "v"
+    good = [line for line in lines if line.startswith(b'{"type":"x/y"') and b"\n" not in line]
+    assert [e.seq for e in events if e.type == "x/y"] == [
+        json.loads(line)["seq"] for line in good]

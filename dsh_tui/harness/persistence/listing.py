@@ -74,7 +74,7 @@ def read_header_record(path: Path) -> Any:
 def _entry(root: Path, path: Path) -> dict[str, Any] | None:
     try:
         record = read_header_record(path)
-    except (OSError, ValueError, zstandard.ZstdError) as error:
+    except (OSError, ValueError, RecursionError, zstandard.ZstdError) as error:
         log.warning("skipping %s: %s", path, error)
         return None
     if record is None or not looks_like_header(record):

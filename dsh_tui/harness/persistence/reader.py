@@ -79,7 +79,7 @@ def read_session_log(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list
         raise SessionLogError(f"{file}: empty or header-less session log")
     try:
         first = parse_line(text[:end])
-    except ValueError:
+    except (ValueError, RecursionError):
         first = None
     if not looks_like_header(first):
         raise SessionLogError(f"{file}: not a session log (line 1 is not a session header)")
@@ -89,7 +89,7 @@ def read_session_log(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list
     for line_no, line in enumerate(lines, start=2):
         try:
             value = parse_line(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             log.warning("%s: line %d is not JSON; skipped", file, line_no)
             continue
         if isinstance(value, dict) and value.get("type") in ROW_TYPES:

@@ -163,7 +163,7 @@ def _ends_turn(value: Any, decoded: list[Any] | None) -> bool:
 def _header_record(line: bytes, where: str) -> dict[str, Any]:
     try:
         value = parse_line(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise SessionLogCorruptError(
             f"{where}: corrupt session log: header line is not valid JSON") from None
     return check_header_line(value, where)
