@@ -302,7 +302,7 @@ class OpenAICompatibleProvider:
         return scrubbed  # type: ignore[return-value]
 
     async def _exchange(self, request: Mapping[str, Any], key: str | None, guard: StreamGuard,
-                        facts: _CallFacts) -> AsyncIterator[StreamChunk]:
+                        facts: _CallFacts) -> AsyncGenerator[StreamChunk, None]:
         if guard.aborted:
             raise LlmError(make_failure(f"{self.label} request aborted by caller", "ABORTED"))
         body = json.dumps(self.build_body(request), ensure_ascii=False,
@@ -320,13 +320,14 @@ class OpenAICompatibleProvider:
                 raw = await self._wait(guard, _read_capped(response))
                 raise LlmError(http_failure(response.status_code, response.reason_phrase, raw,
                                             response.headers, self.label))
-            async for chunk in self._translate(response, guard):
-                yield chunk
+            async with contextlib.aclosing(self._translate(response, guard)) as chunks:
+                async for chunk in chunks:
+                    yield chunk
         finally:
             await response.aclose()
 
     async def _translate(self, response: httpx.Response,
-                         guard: StreamGuard) -> AsyncIterator[StreamChunk]:
+                         guard: StreamGuard) -> AsyncGenerator[StreamChunk, None]:
         translator = ChatStreamTranslator(self.label)
         parser = SseParser()
         reads = cast(AsyncGenerator[bytes, None], response.aiter_bytes())

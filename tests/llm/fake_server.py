@@ -190,6 +190,10 @@ class FakeServer:
             await self._send(reply, writer, seen)
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
+        except asyncio.CancelledError:
+            # Shutdown cancels handlers still streaming; ending normally keeps asyncio's
+            # start_server callback (Python 3.11) from reporting the cancellation.
+            pass
         finally:
             if watcher is not None:
                 watcher.cancel()
