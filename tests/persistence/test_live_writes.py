@@ -311,3 +311,17 @@ async def test_tool_results_in_the_resumed_history_pair_every_call(world: World)
         restore=True).derive_messages()
     assert [m["role"] for m in messages] == ["assistant", "user", "user"]
     assert messages[2]["source"] == {"kind": "tool", "callId": "c2"}
+
+
+async def test_a_seed_of_read_only_views_is_stored_as_plain_json(world: World) -> None:
+    from dsh_tui.harness import SessionEvent
+    from dsh_tui.harness.jsonvalue import freeze_json
+
+    frozen = SessionEvent("session/title", 0, 1, freeze_json({"title": "t", "tags": ["a"]}))
+    session = world.ctx.sessions.prepare("frozen", seed=[frozen], meta={"cwd": "/p"},
+                                         restore=True)
+    world.ctx.sessions.enter(session)
+    world.ctx.sessions.announce(session)
+    await world.ctx.sessions.flush(session)
+    _, events = JsonlPersistence(world.root).load("frozen")
+    assert events[0]["data"] == {"title": "t", "tags": ["a"]}

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..jsonvalue import dumps_compact
+from ..jsonvalue import dumps_compact, thaw_json
 from ..session import Session, SessionEvent
 from .fileio import append_all, fsync_dir, make_private_dirs, open_append, publish_new_file
 from .header import header_line
@@ -35,6 +35,16 @@ log = logging.getLogger("dsh_tui.harness.persistence")
 def is_durable_type(event_type: str) -> bool:
     """Events written before their append returns: inbox splices and turn boundaries."""
     return event_type == "agent/inbox/spliced" or event_type.startswith("turn/")
+
+
+def _line(event: SessionEvent) -> str:
+    record = event.to_json()
+    try:
+        return dumps_compact(record)
+    except TypeError:
+        # Appended data is plain JSON, but a seed handed over as read-only views
+        # (MappingProxyType, tuples) must still be storable.
+        return dumps_compact(thaw_json(record))
 
 
 class SessionWriter:
@@ -86,7 +96,7 @@ class SessionWriter:
     # -- writing --------------------------------------------------------------------------------
 
     def encode(self, events: Sequence[SessionEvent]) -> bytes:
-        text = "\n".join([dumps_compact(event.to_json()) for event in events]) + "\n"
+        text = "\n".join([_line(event) for event in events]) + "\n"
         data = text.encode("utf-8")
         return encode_frame(data) if self.compression == "zstd" else data
 
