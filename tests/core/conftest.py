@@ -200,8 +200,9 @@ WorldFactory = Callable[..., World]
 
 
 def compose(script: Iterable[Any] = (), *, tools: Iterable[Tool] = (), retry: bool = False,
-            persistence: Any = None, **kwargs: Any) -> World:
-    model = ScriptedModel(list(script))
+            persistence: Any = None, model: Any = None, **kwargs: Any) -> World:
+    """A world whose 'mock' provider is a ScriptedModel of `script` (or the given `model`)."""
+    model = model if model is not None else ScriptedModel(list(script))
     ctx = build_context(providers={"mock": model}, tools=list(tools), retry=retry,
                         system_prompt=None, persistence=persistence, **kwargs)
     return World(ctx, model)
@@ -230,3 +231,39 @@ def tool(name: str, run: Callable[[Any], Any], *, concurrency_safe: bool = False
          description: str = "") -> Tool:
     return Tool(name, description or f"test tool {name}", {"type": "object", "properties": {}},
                 run, concurrency_safe=concurrency_safe)
+
+
+class ChunkModel:
+    """A provider streaming exact chunk lists (one entry per request) for chunk-level scenarios.
+
+    An entry is a list of chunks; with `hang=True` the stream then waits for the request's
+    signal and raises, like upstream's `hangAfter` mock entries.
+    """
+
+    name = "chunks"
+
+    def __init__(self, entries: Iterable[tuple[list[dict[str, Any]], bool]]) -> None:
+        self.entries = list(entries)
+        self.requests: list[dict[str, Any]] = []
+
+    async def stream(self, request: Mapping[str, Any]):
+        self.requests.append(dict(request))
+        chunks, hang_after = self.entries[len(self.requests) - 1]
+        for chunk in chunks:
+            yield chunk
+            await asyncio.sleep(0)
+        if hang_after:
+            reason = await request["signal"].wait()
+            from dsh_tui.harness import Cancelled
+            raise Cancelled(reason)
+
+
+def find_nones(value: Any, path: str = "data") -> list[str]:
+    """Paths of every None inside a JSON value (optional fields must be absent, never null)."""
+    if value is None:
+        return [path]
+    if isinstance(value, Mapping):
+        return [p for k, v in value.items() for p in find_nones(v, f"{path}.{k}")]
+    if isinstance(value, (list, tuple)):
+        return [p for i, v in enumerate(value) for p in find_nones(v, f"{path}[{i}]")]
+    return []
