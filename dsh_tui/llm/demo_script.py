@@ -201,12 +201,14 @@ def _first_tool(situation: Situation, offered: Mapping[str, Any]) -> ToolPlan | 
     prompt = situation.prompt
     if not prompt:
         return None
+    wants_read = _READ_WORDS.search(prompt) and "read_file" in offered
+    named = _FILE_NAME.search(prompt)
+    if wants_read and named:  # "read notes.txt": no need to look around first
+        return ToolPlan("read_file", _arguments(offered["read_file"], ("path", named.group())))
     if _LIST_WORDS.search(prompt) and "list_dir" in offered:
         return ToolPlan("list_dir", _arguments(offered["list_dir"], ("path", ".")))
-    if _READ_WORDS.search(prompt) and "read_file" in offered:
-        match = _FILE_NAME.search(prompt)
-        return ToolPlan("read_file", _arguments(
-            offered["read_file"], ("path", match.group() if match else "README.md")))
+    if wants_read:
+        return ToolPlan("read_file", _arguments(offered["read_file"], ("path", "README.md")))
     if "spawn_agent" in offered and (_SPAWN_WORDS.search(prompt)
                                      or situation.completed_turns % 3 == 0):
         task = (f"{SUBTASK_PREFIX} research {_topic(prompt)} and report the three "

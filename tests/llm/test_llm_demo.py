@@ -250,3 +250,15 @@ async def test_through_the_real_loop_a_child_agent_appears_and_reports() -> None
     assert final["role"] == "assistant"
     assert "The sub-agent came back with this:" in final["content"][-1]["text"]
     await handle.dispose()
+
+
+@pytest.mark.parametrize(("prompt", "first_call"), [
+    ("read the file docs/guide.md", ("read_file", {"path": "docs/guide.md"})),
+    ("show me the files here", ("list_dir", {"path": "."})),
+    ("open the readme", ("read_file", {"path": "README.md"})),
+])
+async def test_workspace_prompts_pick_the_right_first_tool(
+        prompt: str, first_call: tuple[str, dict[str, str]]) -> None:
+    earlier = [user("hi"), assistant({"type": "text", "text": "Hello!"})]
+    call = blocks_of(await reply(*earlier, user(prompt)))["tool-call"]
+    assert (call["name"], json.loads(call["arguments"])) == first_call
