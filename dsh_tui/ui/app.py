@@ -1,0 +1,736 @@
+"""DshApp: the screen over `ctx.agents`, and every action it offers.
+
+It reads only the registry, the agents, their inboxes, live `agent/*` events and
+session logs (through the bridge), and acts only through the public Agent, Inbox
+and registry calls. Actions are implemented once, here, under their pinned names;
+the widgets' key bindings and the command palette both call them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from functools import partial
+from typing import Any, ClassVar
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.containers import Horizontal
+from textual.timer import Timer
+from textual.widgets import Footer
+
+from dsh_tui.harness import UserMessage, user_message
+
+from .bridge import Bridge, FlushBatch
+from .config import ConfigError, UiConfig, save_setting
+from .keys import ACTIONS, keys_for
+from .models import LANE_TARGET, LANES, AgentView, format_tokens, with_lane
+from .screens.confirm import ConfirmScreen
+from .screens.edit import EditScreen
+from .screens.help import HelpScreen
+from .screens.sessions import SessionsScreen
+from .themes import VARIABLE_DEFAULTS, load_themes
+from .widgets.agent_tree import AgentTree
+from .widgets.composer import Composer
+from .widgets.event_log import EventLog
+from .widgets.inbox import InboxView
+from .widgets.transcript import Transcript
+from .world import HandleBook, create_agent, resume_tree, spawn_child
+
+READ_ONLY_NOTICE = "Read-only view of a session log: sending and editing are disabled."
+SENDERS = {"follow-up": "followup", "steer": "steer", "inject": "inject"}
+
+
+class DshCommands(Provider):
+    """The command palette: every action with its key, themes, and agents to jump to."""
+
+    def _commands(self) -> Iterable[tuple[str, str, Callable[[], Any]]]:
+        app = self.app
+        assert isinstance(app, DshApp)
+        for spec in ACTIONS:
+            keys = " / ".join(keys_for(app, spec.name))
+            title = f"{spec.title}  ({keys})" if keys else spec.title
+            yield title, spec.help, partial(app.run_palette_action, spec.name)
+        for name in sorted(app.available_themes):
+            yield f"theme: {name}", "Switch to this theme (remembered)", \
+                partial(setattr, app, "theme", name)
+        for view in list(app.bridge.views.values()):
+            yield f"agent: {view.name}", f"Select {view.id}", \
+                partial(app.select_agent, view.id, focus_tree=True)
+
+    async def discover(self) -> Hits:
+        for title, help_text, callback in self._commands():
+            yield DiscoveryHit(title, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for title, help_text, callback in self._commands():
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), callback, help=help_text)
+
+
+class DshApp(App[None]):
+    """`DshApp(ctx, config=None)`: a Context and optional UI settings, nothing else."""
+
+    TITLE = "dsh-tui"
+    COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {DshCommands}
+    ENABLE_COMMAND_PALETTE = True
+
+    CSS = """
+    Screen { layout: vertical; }
+    #main { height: 1fr; }
+    #agent-tree { width: 34; border: round $primary 40%; }
+    #transcript { width: 1fr; border: round $primary 40%; }
+    #inbox { width: 40; border: round $primary 40%; }
+    #agent-tree:focus-within, #transcript:focus, #inbox:focus { border: round $primary; }
+    #agent-tree, #transcript, #inbox { border-title-color: $text; border-title-style: bold; border-subtitle-color: $warning; }
+    #composer { border-title-color: $text-muted; }
+    App.-read-only #composer { border: tall $warning 50%; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel_keep_inbox", "Stop", id="cancel_keep_inbox"),
+        Binding("ctrl+l", "cancel_clear", "Stop+clear", id="cancel_clear"),
+        Binding("ctrl+n", "new_agent", "New agent", id="new_agent"),
+        Binding("f2", "toggle_event_log", "Events", id="toggle_event_log"),
+        Binding("f1", "help", "Help", id="help"),
+        Binding("f3", "sessions", "Sessions", id="sessions", show=False),
+        Binding("f4", "change_theme", "Theme", id="change_theme", show=False),
+        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True, show=False),
+    ]
+
+    def __init__(self, ctx: Any, config: UiConfig | None = None) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.config = config if config is not None else UiConfig()
+        self.read_only = bool(getattr(ctx, "read_only", False))
+        self.bridge = Bridge(ctx, self._schedule)
+        self.bridge.on_flush = self._on_flush
+        self.handles = HandleBook.of(ctx)
+        self.selected_id: str | None = None
+        self._spinner: Timer | None = None
+        self._edit: tuple[EditScreen, str, str] | None = None
+        self._created = 0
+        self._children = 0
+        self._theme_ready = False
+        for theme in load_themes():
+            self.register_theme(theme)
+        wanted = self.config.theme
+        self.theme = wanted if wanted in self.available_themes else "dark"
+        self._unknown_theme = None if wanted in self.available_themes else wanted
+
+    # -- layout --------------------------------------------------------------------------------
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return {**super().get_theme_variable_defaults(), **VARIABLE_DEFAULTS}
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="main"):
+            yield AgentTree(id="agent-tree")
+            yield Transcript(id="transcript")
+            yield InboxView(id="inbox")
+        yield EventLog(self.bridge, id="event-log")
+        placeholder = READ_ONLY_NOTICE if self.read_only else \
+            "Message the selected agent — enter follow-up · ctrl+s steer · ctrl+t inject"
+        yield Composer(id="composer", placeholder=placeholder, read_only=self.read_only)
+        yield Footer()
+
+    @property
+    def tree(self) -> AgentTree:
+        return self.query_one("#agent-tree", AgentTree)
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.query_one("#transcript", Transcript)
+
+    @property
+    def inbox(self) -> InboxView:
+        return self.query_one("#inbox", InboxView)
+
+    @property
+    def composer(self) -> Composer:
+        return self.query_one("#composer", Composer)
+
+    @property
+    def event_log(self) -> EventLog:
+        return self.query_one("#event-log", EventLog)
+
+    def on_mount(self) -> None:
+        if self.config.keys:
+            self.set_keymap(self.config.keys)
+        self.set_class(self.read_only, "-read-only")
+        self.tree.border_title = "Agents"
+        self.transcript.border_title = "Transcript"
+        self.inbox.border_title = "Inbox"
+        self._spinner = self.set_interval(0.1, self._tick, pause=True)
+        self.bridge.start()
+        self.bridge.flush()
+        self.composer.focus()
+        self._theme_ready = True
+        if self._unknown_theme:
+            self.say(f'Unknown theme "{self._unknown_theme}"; using "dark". '
+                     f"Themes: {', '.join(sorted(self.available_themes))}", "warning")
+        if self.read_only:
+            self.say(READ_ONLY_NOTICE)
+
+    def on_unmount(self) -> None:
+        self.bridge.stop()
+
+    def _schedule(self, delay: float, callback: Callable[[], Any]) -> Any:
+        if delay <= 0:
+            return self.call_later(callback)
+        return self.set_timer(delay, callback, name="dsh-flush")
+
+    def say(self, message: str, severity: str = "information", timeout: float = 5) -> None:
+        """A notification whose text is never parsed as markup (names come from agents)."""
+        self.notify(message, severity=severity, timeout=timeout, markup=False)  # type: ignore[arg-type]
+
+    # -- the flush: one batch of changes, one render per widget --------------------------------
+
+    def _on_flush(self, batch: FlushBatch) -> None:
+        views = self.bridge.views
+        tree = self.tree
+        if batch.structure:
+            tree.sync_structure(self.ctx.agents, views)
+            tree.refresh_rows(views)
+            if self.selected_id not in views or self.selected_id not in tree.nodes:
+                self._select_fallback()
+        elif batch.agents:
+            tree.refresh_rows(views, batch.agents)
+        selected = self.selected_id
+        if selected is not None:
+            if selected in batch.transcripts:
+                self.transcript.request_sync()
+            if selected in batch.inboxes or selected in batch.agents:
+                self.inbox.sync()
+            if selected in batch.agents or selected in batch.transcripts:
+                self._update_titles()
+        if self.event_log.display and batch.log_to > batch.log_from:
+            self.event_log.append_new()
+        if self._spinner is not None and any(
+                getattr(v.agent, "status", "idle") == "running" for v in views.values()):
+            self._spinner.resume()
+        self._check_edit()
+
+    def _tick(self) -> None:
+        if not self.tree.tick(self.bridge.views) and self._spinner is not None:
+            self._spinner.pause()
+            self.tree.refresh_rows(self.bridge.views)
+
+    def _select_fallback(self) -> None:
+        roots = [a for a in self.ctx.agents.roots() if a.id in self.bridge.views]
+        current = self.selected_id
+        if current is not None and current in self.tree.nodes:
+            return
+        self.selected_id = None
+        self.select_agent(roots[0].id if roots else None)
+
+    # -- selection -----------------------------------------------------------------------------
+
+    @property
+    def selected_view(self) -> AgentView | None:
+        return self.bridge.views.get(self.selected_id) if self.selected_id else None
+
+    @property
+    def selected_agent(self) -> Any:
+        view = self.selected_view
+        return view.agent if view is not None else None
+
+    def select_agent(self, agent_id: str | None, *, focus_tree: bool = False) -> None:
+        """Point the transcript, inbox, composer and event log at one agent."""
+        if agent_id is not None and agent_id not in self.bridge.views:
+            return
+        if agent_id != self.selected_id:
+            self.selected_id = agent_id
+            view = self.selected_view
+            self.transcript.show(view)
+            self.inbox.show(view)
+            self.event_log.show_agent(agent_id)
+            self._update_titles()
+        self.tree.select_agent(agent_id)
+        if focus_tree:
+            self.tree.focus()
+
+    def on_agent_tree_selected(self, event: AgentTree.Selected) -> None:
+        self.select_agent(event.agent_id)
+
+    def _update_titles(self) -> None:
+        view = self.selected_view
+        if view is None:
+            self.transcript.border_title = "Transcript"
+            self.inbox.border_title = "Inbox"
+            self.composer.border_title = ""
+            return
+        agent = view.agent
+        model = view.transcript
+        status = getattr(agent, "status", "idle")
+        parts = [f"Transcript · {view.name}"]
+        if self.read_only:
+            parts.append("read-only")
+        elif status == "running":
+            parts.append(f"running · turn {model.turn} step {model.step}")
+        tokens = model.input_tokens + model.output_tokens
+        if tokens:
+            parts.append(f"{format_tokens(tokens)} tokens")
+        self.transcript.border_title = " · ".join(parts)
+        inbox = agent.inbox
+        self.inbox.border_title = f"Inbox · {view.name} · {len(inbox.next_step)} step · " \
+                                  f"{len(inbox.next_turn)} turn"
+        if self.read_only:
+            self.composer.border_title = "read-only"
+        else:
+            keys = [f"{' / '.join(keys_for(self, a))} {label}" for a, label in (
+                ("followup", "follow-up"), ("steer", "steer"), ("inject", "inject"),
+                ("newline", "newline"))]
+            self.composer.border_title = f"→ {view.name} · " + " · ".join(keys)
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _writable_agent(self) -> Any:
+        """The selected agent, or None (after saying why) when nothing can be sent."""
+        if self.read_only:
+            self.say(READ_ONLY_NOTICE, "warning")
+            return None
+        agent = self.selected_agent
+        if agent is None:
+            self.say("No agent selected: ctrl+n creates one.", "warning")
+        return agent
+
+    def _name(self, agent_id: str) -> str:
+        view = self.bridge.views.get(agent_id)
+        return view.name if view is not None else agent_id
+
+    def run_palette_action(self, name: str) -> None:
+        self.call_later(self.run_action, name)
+
+    # -- sending -------------------------------------------------------------------------------
+
+    def _send(self, lane: str) -> None:
+        agent = self._writable_agent()
+        if agent is None:
+            return
+        composer = self.composer
+        text = composer.text
+        if not text.strip():
+            if lane == "follow-up" and agent.status != "running" and agent.inbox.has_pending:
+                self._deliver_kept(agent)
+            else:
+                self.say("Nothing to send: type a message first.")
+            return
+        self._send_text(agent, text, lane)
+        composer.remember(text)
+        composer.clear()
+
+    def _send_text(self, agent: Any, text: str, lane: str) -> bool:
+        message = user_message(text, source={"kind": "user", "lane": lane})
+        try:
+            getattr(agent, SENDERS[lane])(message)
+        except Exception as error:
+            self.say(f"Could not send to {self._name(agent.id)}: {error}", "error")
+            return False
+        return True
+
+    def _deliver_kept(self, agent: Any) -> None:
+        """Wake an idle agent on the work it kept after a stop, in the same order.
+
+        Re-sending the last pending item to the end of its own list (where it already
+        is) with a wake is the one public call that starts the agent without
+        reordering anything: the turn then claims the first follow-up as usual.
+        """
+        inbox = agent.inbox
+        target = "next-turn" if inbox.next_turn else "next-step"
+        items = inbox.next_turn if inbox.next_turn else inbox.next_step
+        last = items[-1]
+        count = len(inbox.next_turn) + len(inbox.next_step)
+        self.bridge.suppress_tombstones(last.id)
+        try:
+            inbox.remove(last.id)
+            agent.send(last, target, True)
+        except Exception as error:
+            self.say(f"Could not deliver the kept inbox: {error}", "error")
+            return
+        self.say(f"Delivering {count} kept item{'s' if count != 1 else ''} to "
+                 f"{self._name(agent.id)}.")
+
+    def action_followup(self) -> None:
+        self._send("follow-up")
+
+    def action_steer(self) -> None:
+        self._send("steer")
+
+    def action_inject(self) -> None:
+        self._send("inject")
+
+    def action_newline(self) -> None:
+        if self.read_only:
+            self.say(READ_ONLY_NOTICE, "warning")
+            return
+        self.composer.action_newline()
+        self.composer.focus()
+
+    # -- cancelling ----------------------------------------------------------------------------
+
+    def action_cancel_keep_inbox(self) -> None:
+        agent = self._writable_agent()
+        if agent is None:
+            return
+        name = self._name(agent.id)
+        if agent.status != "running":
+            self.say(f"{name} is not running.")
+            return
+        agent.cancel(None, keep_inbox=True)
+        kept = len(agent.inbox.next_turn) + len(agent.inbox.next_step)
+        if kept:
+            self.say(f"Stopped {name}. {kept} inbox item{'s' if kept != 1 else ''} kept "
+                     "(paused): enter on an empty composer delivers them.")
+        else:
+            self.say(f"Stopped {name}.")
+
+    def action_cancel_clear(self) -> None:
+        agent = self._writable_agent()
+        if agent is None:
+            return
+        name = self._name(agent.id)
+        pending = len(agent.inbox.next_turn) + len(agent.inbox.next_step)
+        running = agent.status == "running"
+        if not running and not pending:
+            self.say(f"{name} is idle with an empty inbox: nothing to stop or clear.")
+            return
+
+        def answer(yes: bool | None) -> None:
+            if not yes:
+                return
+            agent.cancel(None, keep_inbox=False)
+            self.say(f"Stopped {name} and discarded {pending} inbox item"
+                     f"{'s' if pending != 1 else ''} (u in the inbox undoes).")
+
+        what = "Stop" if running else "Clear the inbox of"
+        self.push_screen(ConfirmScreen(
+            f"{what} {name} and discard {pending} pending item{'s' if pending != 1 else ''}?",
+            "The running turn ends as aborted. Discarded items can be restored with undo "
+            "for a few seconds.", yes="Stop and clear"), answer)
+
+    # -- inbox operations ----------------------------------------------------------------------
+
+    def _inbox_item(self) -> tuple[Any, Any] | None:
+        """(agent, row) of the highlighted inbox item, or None after saying why."""
+        agent = self._writable_agent()
+        if agent is None:
+            return None
+        row = self.inbox.highlighted_row()
+        if row is None or row.kind != "item":
+            self.say("Highlight a pending item in the inbox first.")
+            return None
+        return agent, row
+
+    def action_edit_item(self) -> None:
+        found = self._inbox_item()
+        if found is None:
+            return
+        agent, row = found
+        message: UserMessage = row.message
+
+        def save(text: str) -> bool:
+            return bool(agent.inbox.replace(message.id, message.with_text(text)))
+
+        def send(text: str, lane: str) -> None:
+            if self._send_text(agent, text, lane):
+                self.say(f"Sent your edited text to {self._name(agent.id)} as a new {lane}.")
+
+        screen = EditScreen(agent_name=self._name(agent.id), message=message, lane=row.lane,
+                            on_save=save, on_send=send)
+        self._edit = (screen, agent.id, message.id)
+
+        def done(result: str | None) -> None:
+            self._edit = None
+            if result == "saved":
+                self.say("Saved: the queued item keeps its place and id.")
+            self.inbox.focus()
+
+        self.push_screen(screen, done)
+        self._check_edit()
+
+    def _check_edit(self) -> None:
+        """Tell an open edit dialog when the agent took (or someone removed) its item."""
+        if self._edit is None:
+            return
+        screen, agent_id, message_id = self._edit
+        view = self.bridge.views.get(agent_id)
+        if view is None:
+            screen.mark_claimed()
+            return
+        if message_id in view.claimed:
+            screen.mark_claimed(view.claimed[message_id])
+        elif view.agent.inbox.get(message_id) is None:
+            screen.mark_claimed()
+
+    def action_remove_item(self) -> None:
+        found = self._inbox_item()
+        if found is None:
+            return
+        agent, row = found
+        if agent.inbox.remove(row.message.id):
+            self.say(f"Removed #{row.message.id[:6]} (u undoes).", timeout=3)
+
+    def _move(self, delta: int) -> None:
+        found = self._inbox_item()
+        if found is None:
+            return
+        agent, row = found
+        items = agent.inbox.next_turn if row.target == "next-turn" else agent.inbox.next_step
+        index = row.index + delta
+        if not 0 <= index < len(items):
+            self.say("Already at the " + ("top." if delta < 0 else "bottom."), timeout=2)
+            return
+        self.bridge.suppress_tombstones(row.message.id)
+        agent.inbox.move(row.message.id, row.target, index)
+
+    def action_move_item_up(self) -> None:
+        self._move(-1)
+
+    def action_move_item_down(self) -> None:
+        self._move(1)
+
+    def action_move_item_lane(self) -> None:
+        """Re-file the item: follow-up → steer → inject → follow-up (same id)."""
+        found = self._inbox_item()
+        if found is None:
+            return
+        agent, row = found
+        message: UserMessage = row.message
+        current = row.lane if row.lane in LANES else ("follow-up" if row.target == "next-turn"
+                                                      else "steer")
+        lane = LANES[(LANES.index(current) + 1) % len(LANES)]
+        target = LANE_TARGET[lane]
+        updated = UserMessage.from_json({**message.to_json(),
+                                         "source": with_lane(message.source, lane)})
+        self.bridge.suppress_tombstones(message.id)
+        inbox = agent.inbox
+        if target != row.target:
+            destination = inbox.next_turn if target == "next-turn" else inbox.next_step
+            inbox.move(message.id, target, len(destination))
+        inbox.replace(message.id, updated)
+        note = ""
+        if agent.status != "running" and lane != "inject":
+            note = " The agent is idle: enter on an empty composer delivers the inbox."
+        self.say(f"#{message.id[:6]} is now a {lane}.{note}", timeout=3)
+
+    def action_undo_discard(self) -> None:
+        agent = self._writable_agent()
+        view = self.selected_view
+        if agent is None or view is None:
+            return
+        row = self.inbox.highlighted_row()
+        discarded = [t for t in view.tombstones if t.kind == "discarded"]
+        if row is not None and row.tombstone is not None and row.tombstone.kind == "discarded":
+            chosen = [row.tombstone]
+        elif discarded:
+            last = max(t.batch for t in discarded)
+            chosen = [t for t in discarded if t.batch == last]
+        else:
+            self.say("Nothing to undo.")
+            return
+        restored = 0
+        for tombstone in sorted(chosen, key=lambda t: (t.target, t.index)):
+            try:
+                agent.inbox.splice(tombstone.target, tombstone.index, 0, [tombstone.message])
+            except Exception as error:
+                self.say(f"Could not restore #{tombstone.message.id[:6]}: {error}", "warning")
+                continue
+            view.tombstones.remove(tombstone)
+            restored += 1
+        if restored:
+            self.bridge.mark_inbox(agent.id)
+            self.say(f"Restored {restored} item{'s' if restored != 1 else ''}.", timeout=3)
+
+    def action_clear_inbox(self) -> None:
+        agent = self._writable_agent()
+        if agent is None:
+            return
+        pending = len(agent.inbox.next_turn) + len(agent.inbox.next_step)
+        if not pending:
+            self.say("The inbox is already empty.")
+            return
+
+        def answer(yes: bool | None) -> None:
+            if yes:
+                agent.inbox.clear()
+                self.say(f"Cleared {pending} item{'s' if pending != 1 else ''} (u undoes).")
+
+        self.push_screen(ConfirmScreen(
+            f"Clear {pending} pending item{'s' if pending != 1 else ''} of "
+            f"{self._name(agent.id)}?", "The running turn, if any, continues.", yes="Clear"),
+            answer)
+
+    # -- agents --------------------------------------------------------------------------------
+
+    def _route(self) -> tuple[str | None, str | None]:
+        if self.config.provider:
+            return self.config.provider, self.config.model
+        agent = self.selected_agent or next(iter(self.ctx.agents.roots()), None)
+        options = getattr(agent, "options", None)
+        return getattr(options, "provider", None), getattr(options, "model", None)
+
+    def action_new_agent(self) -> None:
+        if self.read_only:
+            self.say(READ_ONLY_NOTICE, "warning")
+            return
+        self._created += 1
+        self._create_root(f"agent {len(self.ctx.agents.roots()) + 1}")
+
+    @work(group="agents", exit_on_error=False)
+    async def _create_root(self, title: str) -> None:
+        provider, model = self._route()
+        try:
+            handle = await create_agent(self.ctx, provider=provider, model=model, title=title)
+        except Exception as error:
+            self.say(f"Could not create an agent: {error}", "error")
+            return
+        await self._adopt(handle.agent.id)
+        self.say(f"Created {title}. Type its first message below.", timeout=3)
+        self.composer.focus()
+
+    async def _adopt(self, agent_id: str) -> None:
+        """Select a just-created agent as soon as the bridge has shown it."""
+        if agent_id not in self.tree.nodes:
+            self.bridge.flush()
+        self.select_agent(agent_id)
+
+    def action_spawn_child(self) -> None:
+        agent = self._writable_agent()
+        if agent is None:
+            return
+        self._children += 1
+        self._spawn(agent, f"{self._name(agent.id)} › child {self._children}")
+
+    @work(group="agents", exit_on_error=False)
+    async def _spawn(self, parent: Any, title: str) -> None:
+        try:
+            handle = await spawn_child(parent, title=title)
+        except Exception as error:
+            self.say(f"Could not spawn a child of {self._name(parent.id)}: {error}", "error")
+            return
+        await self._adopt(handle.agent.id)
+        self.say(f"Spawned {title}, owned by {self._name(parent.id)}. Type its task below.",
+                 timeout=3)
+        self.composer.focus()
+
+    def action_dispose_agent(self) -> None:
+        agent = self._writable_agent()
+        if agent is None:
+            return
+        name = self._name(agent.id)
+        handle = self.handles.get(agent.id)
+        if handle is None:
+            self.say(f"{name} was started by its parent's tool, which owns it: dispose its "
+                     "owner to dispose it.", "warning")
+            return
+        below = self._descendants(agent)
+
+        def answer(yes: bool | None) -> None:
+            if yes:
+                self._dispose(handle, name)
+
+        extra = f" and its {below} sub-agent{'s' if below != 1 else ''}" if below else ""
+        self.push_screen(ConfirmScreen(
+            f"Dispose {name}{extra}?",
+            "A running turn is cancelled. Saved sessions stay on disk and can be resumed.",
+            yes="Dispose"), answer)
+
+    def _descendants(self, agent: Any) -> int:
+        count = 0
+        stack = list(self.ctx.agents.children_of(agent))
+        while stack:
+            child = stack.pop()
+            count += 1
+            stack.extend(self.ctx.agents.children_of(child))
+        return count
+
+    @work(group="agents", exit_on_error=False)
+    async def _dispose(self, handle: Any, name: str) -> None:
+        agent_id = handle.agent.id
+        try:
+            await handle.dispose()
+        except Exception as error:
+            self.say(f"Disposing {name} failed: {error}", "error")
+            return
+        self.handles.forget(agent_id)
+        self.say(f"Disposed {name}.", timeout=3)
+
+    # -- panels, screens, theme ----------------------------------------------------------------
+
+    def action_toggle_event_log(self) -> None:
+        log = self.event_log
+        visible = not log.has_class("-visible")
+        log.set_class(visible, "-visible")
+        if visible:
+            log.show_agent(self.selected_id)
+            log.reload()
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_change_theme(self) -> None:
+        self.search_themes()
+
+    def watch_theme(self, theme: str) -> None:
+        if not self._theme_ready:
+            return
+        self.tree.refresh_rows(self.bridge.views)
+        path = self.config.path
+        self.config.theme = theme
+        if path is not None:
+            try:
+                save_setting(path, "theme", theme)
+            except (ConfigError, OSError) as error:
+                self.say(f"Theme not saved: {error}", "warning")
+
+    def action_sessions(self) -> None:
+        persistence = getattr(getattr(self.ctx, "registry", None), "persistence", None)
+        if persistence is None:
+            self.say("Sessions are not saved in this world (no persistence).", "warning")
+            return
+        try:
+            headers = list(persistence.list_sessions())
+        except Exception as error:
+            self.say(f"Could not list saved sessions: {error}", "error")
+            return
+        live = {agent.id for agent in self.ctx.agents.list()}
+
+        def chosen(session_id: str | None) -> None:
+            if session_id and session_id not in live:
+                self._resume(session_id, headers)
+            elif session_id:
+                self.select_agent(session_id, focus_tree=True)
+
+        self.push_screen(SessionsScreen(headers, live), chosen)
+
+    @work(group="agents", exit_on_error=False)
+    async def _resume(self, session_id: str, headers: list[Any]) -> None:
+        try:
+            handle = await resume_tree(self.ctx, session_id, headers)
+        except Exception as error:
+            self.say(f"Could not resume {session_id}: {error}", "error")
+            return
+        await self._adopt(handle.agent.id)
+        self.say(f"Resumed {self._name(handle.agent.id)}.", timeout=3)
+
+    def action_toggle_reasoning(self) -> None:
+        self.transcript.action_toggle_reasoning()
+
+    def action_toggle_tools(self) -> None:
+        self.transcript.action_toggle_tools()
+
+    def action_follow(self) -> None:
+        self.transcript.action_follow()
+
+    async def action_load_older(self) -> None:
+        await self.transcript.action_load_older()
+
+    def action_event_log_scope(self) -> None:
+        if not self.event_log.has_class("-visible"):
+            self.action_toggle_event_log()
+        self.event_log.action_toggle_scope()

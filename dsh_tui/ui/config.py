@@ -1,0 +1,141 @@
+"""UI settings: the TOML file in the platformdirs config dir, and its in-memory form.
+
+The file holds only what a person chooses (theme, key overrides, the default route
+for new agents, the demo pace). The API key never goes in it: it comes from the
+environment only. A file that cannot be read is reported with its path and line,
+because "the app won't start" is the worst way to learn about a typo.
+
+Textual-free, so the CLI can read the file before it imports the app.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+APP_NAME = "dsh-tui"
+DEFAULT_THEME = "dark"
+
+
+class ConfigError(ValueError):
+    """A config file that cannot be used; the message names the file (and line)."""
+
+
+def default_config_path() -> Path:
+    """`<platformdirs user config dir>/config.toml` (`DSH_TUI_CONFIG` overrides it)."""
+    override = os.environ.get("DSH_TUI_CONFIG")
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return platformdirs.user_config_path(APP_NAME) / "config.toml"
+
+
+@dataclass(slots=True)
+class UiConfig:
+    """What `DshApp(ctx, config)` may be told. `None` for the app means these defaults."""
+
+    theme: str = DEFAULT_THEME
+    keys: dict[str, str] = field(default_factory=dict)
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    demo_speed: float = 1.0
+    path: Path | None = None
+    """Where choices made in the app (the theme) are saved; None saves nothing."""
+
+    def with_route(self, provider: str | None, model: str | None) -> UiConfig:
+        return replace(self, provider=provider, model=model)
+
+
+_FIELDS: dict[str, tuple[type, ...]] = {
+    "theme": (str,),
+    "keys": (dict,),
+    "provider": (str,),
+    "model": (str,),
+    "base_url": (str,),
+    "demo_speed": (int, float),
+}
+
+_LINE = re.compile(r"\(at line (\d+), column (\d+)\)")
+
+
+def _line_of(text: str, key: str) -> int | None:
+    pattern = re.compile(rf"^\s*\[?\s*{re.escape(key)}\b")
+    for number, line in enumerate(text.splitlines(), 1):
+        if pattern.match(line):
+            return number
+    return None
+
+
+def parse_config(text: str, path: Path | None = None) -> UiConfig:
+    """Parse and check a config file's text; raise ConfigError naming the file and line."""
+    where = str(path) if path is not None else "config"
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        message = str(error)
+        match = _LINE.search(message)
+        reason = _LINE.sub("", message).strip()
+        if match:
+            raise ConfigError(f"{where}, line {match.group(1)}: {reason}") from None
+        raise ConfigError(f"{where}: {reason}") from None
+
+    def fail(key: str, why: str) -> ConfigError:
+        line = _line_of(text, key)
+        at = f", line {line}" if line else ""
+        return ConfigError(f"{where}{at}: {why}")
+
+    for key, value in data.items():
+        if key not in _FIELDS:
+            known = ", ".join(sorted(_FIELDS))
+            raise fail(key, f'unknown setting "{key}" (known: {known})')
+        if not isinstance(value, _FIELDS[key]) or isinstance(value, bool):
+            raise fail(key, f'"{key}" must be a {_FIELDS[key][0].__name__}')
+    keys = data.get("keys", {})
+    for action, keystring in keys.items():
+        if not isinstance(keystring, str) or not keystring.strip():
+            raise fail(action, f'[keys] {action} must be a key string such as "ctrl+s"')
+    speed = float(data.get("demo_speed", 1.0))
+    if speed <= 0:
+        raise fail("demo_speed", "demo_speed must be greater than 0")
+    return UiConfig(theme=data.get("theme", DEFAULT_THEME), keys=dict(keys),
+                    provider=data.get("provider"), model=data.get("model"),
+                    base_url=data.get("base_url"), demo_speed=speed, path=path)
+
+
+def load_config(path: Path | None = None) -> UiConfig:
+    """The settings in `path` (default: the platformdirs file); defaults if it is absent."""
+    path = path or default_config_path()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return UiConfig(path=path)
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: cannot read the config file ({error})") from None
+    return parse_config(text, path)
+
+
+def save_setting(path: Path, key: str, value: Any) -> None:
+    """Set one top-level setting in the file at `path`, keeping everything else in it."""
+    import tomli_w
+
+    data: dict[str, Any] = {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        pass
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise ConfigError(f"{path}: not saving {key}, the file cannot be read ({error})") from None
+    if isinstance(value, Mapping):
+        value = dict(value)
+    data[key] = value
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_suffix(".toml.tmp")
+    temp.write_text(tomli_w.dumps(data), encoding="utf-8")
+    temp.replace(path)

@@ -1,0 +1,113 @@
+"""The action registry: every action's pinned name, where it works and what it does.
+
+Bindings live on the widget where a key makes sense (the composer sends, the
+inbox edits, the tree spawns); this table is what the help screen and the command
+palette read, so both always show the key a person actually has, after the
+config's `[keys]` remapping.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from textual.binding import Binding
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+
+@dataclass(frozen=True, slots=True)
+class ActionSpec:
+    name: str
+    title: str
+    help: str
+    area: str  # Composer | Inbox | Agents | Transcript | Event log | App
+
+
+ACTIONS: tuple[ActionSpec, ...] = (
+    ActionSpec("followup", "Send as follow-up",
+               "Queue the composer text for the next turn (enter on an empty composer "
+               "delivers work kept after a stop)", "Composer"),
+    ActionSpec("steer", "Send as steer",
+               "Deliver the text at the next step of the running turn (wakes an idle agent)",
+               "Composer"),
+    ActionSpec("inject", "Send as injected context",
+               "Add context for the next step without waking the agent", "Composer"),
+    ActionSpec("newline", "Insert a newline", "A line break in the composer", "Composer"),
+    ActionSpec("edit_item", "Edit queued item",
+               "Edit the highlighted inbox item in place (same id)", "Inbox"),
+    ActionSpec("remove_item", "Remove queued item",
+               "Remove the highlighted inbox item (undo with u)", "Inbox"),
+    ActionSpec("move_item_up", "Move item up", "Move the highlighted item earlier", "Inbox"),
+    ActionSpec("move_item_down", "Move item down", "Move the highlighted item later", "Inbox"),
+    ActionSpec("move_item_lane", "Change item lane",
+               "Cycle the highlighted item: follow-up → steer → inject → follow-up", "Inbox"),
+    ActionSpec("undo_discard", "Undo remove",
+               "Put the last removed items back where they were", "Inbox"),
+    ActionSpec("clear_inbox", "Clear inbox",
+               "Remove every pending item of the selected agent (asks first)", "Inbox"),
+    ActionSpec("spawn_child", "Spawn child agent",
+               "Create an agent owned by the selected one", "Agents"),
+    ActionSpec("dispose_agent", "Dispose agent",
+               "Dispose the selected agent and its children (asks first)", "Agents"),
+    ActionSpec("new_agent", "New root agent", "Create a new top-level agent", "App"),
+    ActionSpec("cancel_keep_inbox", "Stop (keep inbox)",
+               "Cancel the running turn; pending items stay, paused", "App"),
+    ActionSpec("cancel_clear", "Stop and clear inbox",
+               "Cancel the running turn and discard pending items (asks first)", "App"),
+    ActionSpec("toggle_event_log", "Event log", "Show or hide the event log", "App"),
+    ActionSpec("help", "Help", "This screen: every key and what it does", "App"),
+    ActionSpec("change_theme", "Change theme", "Pick a theme (remembered)", "App"),
+    ActionSpec("sessions", "Past sessions", "List saved sessions and resume one", "App"),
+    ActionSpec("toggle_reasoning", "Expand reasoning",
+               "Expand or collapse every reasoning block", "Transcript"),
+    ActionSpec("toggle_tools", "Expand tool calls",
+               "Expand or collapse tool arguments and results", "Transcript"),
+    ActionSpec("follow", "Follow the tail", "Scroll to the end and keep following",
+               "Transcript"),
+    ActionSpec("load_older", "Load older items", "Show the page of items before the first",
+               "Transcript"),
+    ActionSpec("event_log_scope", "Event log: all agents",
+               "Toggle the event log between the selected agent and all", "Event log"),
+    ActionSpec("quit", "Quit", "Leave dsh-tui (sessions are saved as you go)", "App"),
+)
+
+SPEC_BY_NAME = {spec.name: spec for spec in ACTIONS}
+AREA_ORDER = ("Composer", "Inbox", "Agents", "Transcript", "Event log", "App")
+
+
+def binding_sources() -> list[type[Any]]:
+    """The classes whose BINDINGS hold the registry's actions."""
+    from .app import DshApp
+    from .widgets.agent_tree import AgentTree
+    from .widgets.composer import Composer
+    from .widgets.event_log import EventLog
+    from .widgets.inbox import InboxView
+    from .widgets.transcript import Transcript
+
+    return [Composer, InboxView, AgentTree, Transcript, EventLog, DshApp]
+
+
+def default_bindings() -> dict[str, Binding]:
+    """Binding id → Binding, as declared (before any keymap)."""
+    found: dict[str, Binding] = {}
+    for cls in binding_sources():
+        for binding in cls.BINDINGS:
+            if isinstance(binding, Binding) and binding.id:
+                found.setdefault(binding.id, binding)
+    return found
+
+
+def keys_for(app: App[Any], action: str) -> list[str]:
+    """The keys bound to `action` right now, as the footer would show them."""
+    binding = default_bindings().get(action)
+    if binding is None:
+        return []
+    spec = getattr(app, "_keymap", {}).get(action, binding.key)
+    out = []
+    for key in spec.split(","):
+        key = key.strip()
+        if key:
+            out.append(app.get_key_display(Binding(key, action)))
+    return out

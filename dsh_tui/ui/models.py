@@ -1,0 +1,735 @@
+"""Pure-Python view models: what the screen shows, built incrementally from session events.
+
+Nothing here imports Textual, so the expensive part of showing a session (turning
+100,000 log events into a few thousand transcript items) is plain dict work that
+tests and benchmarks can run on their own. Every `apply` is O(1) amortised: stream
+deltas are appended to a list and joined only when a widget asks for the text.
+
+The reader is tolerant on purpose: `dsh-tui view` opens logs written by other
+harness versions (upstream `assistant/message` rows with top-level `content`,
+`tool/result` rows with top-level `callId`, packed `*-chunks` rows, chunks that
+are never followed by a message), so an unexpected shape becomes a visible item,
+never an exception.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+# ---- text hygiene ----------------------------------------------------------------------------
+
+_CONTROL_TABLE: dict[int, str] = {code: chr(0x2400 + code) for code in range(0x20)
+                                  if code not in (0x09, 0x0A)}
+_CONTROL_TABLE[0x7F] = "\u2421"
+_CONTROL_TABLE.update({code: "\ufffd" for code in range(0x80, 0xA0)})
+
+
+def visible(text: str) -> str:
+    """Make control characters visible (ESC becomes ␛) so no escape sequence reaches the
+    terminal from model or user text; tabs and newlines are kept."""
+    return text.translate(_CONTROL_TABLE)
+
+
+def one_line(text: str, limit: int = 120) -> str:
+    """First non-empty line of `text`, shortened to `limit` characters, made visible."""
+    line = ""
+    for candidate in text.splitlines():
+        if candidate.strip():
+            line = candidate.strip()
+            break
+    line = visible(line)
+    if len(line) > limit:
+        line = line[: limit - 1] + "…"
+    return line
+
+
+def last_line(text: str, limit: int = 120) -> str:
+    """Last non-empty line of `text` (what a collapsed reasoning block shows while it streams)."""
+    for candidate in reversed(text.splitlines()):
+        if candidate.strip():
+            line = visible(candidate.strip())
+            return line if len(line) <= limit else "…" + line[-(limit - 1):]
+    return ""
+
+
+def short_id(message_id: str | None) -> str:
+    """The short id shown on inbox and transcript items: enough to tell items apart."""
+    if not message_id:
+        return "—"
+    compact = message_id.replace("-", "")
+    return compact[:6] if len(compact) > 6 else message_id
+
+
+def compact_json(value: Any, limit: int = 160) -> str:
+    try:
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    text = visible(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def format_duration(ms: int | float | None) -> str:
+    if ms is None or ms < 0:
+        return ""
+    if ms < 60_000:
+        return f"{ms / 1000:.1f}s"
+    minutes, seconds = divmod(int(ms // 1000), 60)
+    return f"{minutes}m{seconds:02d}s"
+
+
+def format_tokens(count: int) -> str:
+    if count < 1000:
+        return str(count)
+    if count < 1_000_000:
+        return f"{count / 1000:.1f}k"
+    return f"{count / 1_000_000:.1f}M"
+
+
+# ---- lanes and sources -----------------------------------------------------------------------
+
+LANES: tuple[str, ...] = ("follow-up", "steer", "inject")
+"""The three ways a person sends: the lane is stored on the message source (`lane`), so it
+survives a restart and shows in `dsh-tui view` too."""
+
+LANE_TARGET = {"follow-up": "next-turn", "steer": "next-step", "inject": "next-step"}
+
+
+def lane_of(source: Mapping[str, Any] | None, target: str | None) -> str:
+    """The badge of a message: the lane the person chose, else what its list and source imply."""
+    source = source if isinstance(source, Mapping) else {}
+    lane = source.get("lane")
+    if lane in LANES and (target is None or LANE_TARGET[lane] == target):
+        return str(lane)
+    if target == "next-turn":
+        return "follow-up"
+    kind = source.get("kind")
+    if kind in ("plugin", "tool"):
+        return "context"
+    if target == "next-step":
+        return "steer"
+    return "message"
+
+
+def source_label(source: Mapping[str, Any] | None) -> str:
+    """Who sent it: "you", a plugin or tool name, or the source kind."""
+    source = source if isinstance(source, Mapping) else {}
+    kind = source.get("kind")
+    if kind == "user":
+        return "you"
+    if kind == "plugin":
+        return str(source.get("plugin") or "plugin")
+    if kind == "tool":
+        return "tool"
+    return str(kind or "unknown")
+
+
+def with_lane(source: Mapping[str, Any] | None, lane: str) -> dict[str, Any]:
+    """A copy of `source` that records the lane chosen by the person."""
+    out = dict(source) if isinstance(source, Mapping) else {"kind": "user"}
+    out["lane"] = lane
+    return out
+
+
+def cause_text(cause: Any) -> str:
+    """Human words for a cancel cause ({"kind": "user"} → "cancelled by you")."""
+    if not isinstance(cause, Mapping):
+        return "cancelled"
+    kind = cause.get("kind")
+    if kind == "user":
+        return "cancelled by you"
+    if kind == "parent":
+        return "cancelled by its parent"
+    if kind == "disposed":
+        return "agent disposed"
+    if kind == "hook":
+        reason = cause.get("reason")
+        return f"stopped by a hook: {reason}" if reason else "stopped by a hook"
+    if kind == "legacy":
+        return "cancelled (legacy log)"
+    message = cause.get("message")
+    if message:
+        return f"cancelled: {message}"
+    return f"cancelled ({kind})" if kind else "cancelled"
+
+
+def reason_text(reason: Any) -> tuple[str, str]:
+    """(kind, words) for a turn end reason; errors carry their message, aborts their cause."""
+    if not isinstance(reason, Mapping):
+        return "unknown", "ended"
+    kind = str(reason.get("kind") or "unknown")
+    if kind == "completed":
+        return kind, "completed"
+    if kind == "aborted":
+        return kind, "aborted · " + cause_text(reason.get("reason"))
+    if kind == "error":
+        error = reason.get("error")
+        if isinstance(error, Mapping):
+            message = str(error.get("message") or "error")
+            code = error.get("code")
+            text = f"error · {message}"
+            if code and code != "UNKNOWN":
+                text += f" ({code})"
+            return kind, visible(text)
+        return kind, "error"
+    if kind == "max-tokens":
+        return kind, "stopped at the output limit (max-tokens)"
+    if kind == "blocked":
+        return kind, "blocked before a step"
+    if kind == "interrupted":
+        return kind, "interrupted (the process stopped mid-turn)"
+    return kind, kind
+
+
+def message_text(message: Any) -> str:
+    """Joined text blocks of a message dict (tolerates missing or odd content)."""
+    if not isinstance(message, Mapping):
+        return ""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    for block in content or ():
+        if isinstance(block, Mapping) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+    return "".join(parts)
+
+
+def _result_text(blocks: Any) -> str:
+    parts: list[str] = []
+    for block in blocks or ():
+        if not isinstance(block, Mapping):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            parts.append(str(block.get("text", "")))
+        elif kind == "tool-result":
+            parts.append(_result_text(block.get("content")))
+        elif kind == "image":
+            parts.append("[image]")
+        else:
+            parts.append(compact_json(block, 200))
+    return "\n".join(p for p in parts if p)
+
+
+def _tool_result_of(data: Mapping[str, Any]) -> tuple[str | None, str, bool]:
+    """(call id, text, is_error) of a tool/result in any of the known shapes."""
+    message = data.get("message")
+    call_id: Any = data.get("callId")
+    is_error = bool(data.get("isError"))
+    text = ""
+    if isinstance(message, Mapping):
+        source = message.get("source")
+        if isinstance(source, Mapping) and source.get("callId"):
+            call_id = call_id or source.get("callId")
+        call_id = call_id or message.get("toolCallId")
+        is_error = is_error or bool(message.get("isError"))
+        content = message.get("content")
+        if isinstance(content, list):
+            for block in content:
+                if isinstance(block, Mapping) and block.get("type") == "tool-result":
+                    call_id = call_id or block.get("toolCallId")
+                    is_error = is_error or bool(block.get("isError"))
+            text = _result_text(content)
+    elif "content" in data:
+        text = _result_text(data.get("content"))
+    return (str(call_id) if call_id else None), text, is_error
+
+
+# ---- transcript items ------------------------------------------------------------------------
+
+
+@dataclass(slots=True, eq=False)
+class Item:
+    """One row of a transcript. `index` is its stable key; `version` grows on every change."""
+
+    kind: str  # turn | turn-end | step | user | reasoning | text | tool | notice
+    index: int
+    version: int = 0
+    text: str = ""
+    chunks: list[str] = field(default_factory=list)
+    streaming: bool = False
+    turn: int | None = None
+    step: int | None = None
+    time: int | None = None
+    # user messages
+    message_id: str | None = None
+    lane: str = ""
+    source: str = ""
+    # tool calls
+    call_id: str | None = None
+    name: str = ""
+    arguments: str = ""
+    result: str | None = None
+    is_error: bool = False
+    started: int | None = None
+    ended: int | None = None
+    # turn ends and notices
+    reason_kind: str = ""
+    duration_ms: int | None = None
+    level: str = "info"  # info | warning | error
+    interrupted: bool = False
+
+    def current_text(self) -> str:
+        """The text so far: pending stream deltas are joined once, here, not per chunk."""
+        if self.chunks:
+            self.text += "".join(self.chunks)
+            self.chunks.clear()
+        return self.text
+
+    @property
+    def duration(self) -> int | None:
+        if self.started is None or self.ended is None:
+            return None
+        return max(0, self.ended - self.started)
+
+
+_SKIPPED_TYPES = frozenset({
+    "request/header", "request/context", "session/end-seed", "session/title",
+    "agent/inbox/spliced", "system/message", "permission/preset", "sandbox/mode",
+    "approval/policy", "subagent/descriptor",
+})
+"""Bookkeeping records that are not conversation: the event log shows them instead."""
+
+_BLOCK_KIND = {"text": "text", "reasoning": "reasoning", "tool-call": "tool"}
+
+
+class TranscriptModel:
+    """The transcript of one session as a list of items, grown one event at a time."""
+
+    def __init__(self) -> None:
+        self.items: list[Item] = []
+        self.dirty: set[int] = set()
+        self.title: str | None = None
+        self.model_label: str | None = None
+        self.turn = 0
+        self.step = 0
+        self.last_end_kind: str | None = None
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.targets: dict[str, str] = {}
+        self._turn_started: int | None = None
+        self._turn_open = False
+        self._blocks: dict[int, Item] = {}
+        self._attempt: list[Item] = []
+        self._attempt_open = False
+        self._attempt_key: tuple[Any, Any] | None = None
+        self._attempt_usage = False
+        self._tools: dict[str, Item] = {}
+        self._streaming: set[int] = set()
+
+    # -- bookkeeping ---------------------------------------------------------------------------
+
+    def _add(self, kind: str, **fields: Any) -> Item:
+        item = Item(kind, len(self.items), **fields)
+        self.items.append(item)
+        self.dirty.add(item.index)
+        if item.streaming:
+            self._streaming.add(item.index)
+        return item
+
+    def _touch(self, item: Item) -> None:
+        item.version += 1
+        self.dirty.add(item.index)
+
+    def _finish(self, item: Item) -> None:
+        if item.streaming:
+            item.streaming = False
+            self._streaming.discard(item.index)
+            self._touch(item)
+
+    def _close_streaming(self) -> None:
+        for index in list(self._streaming):
+            self._finish(self.items[index])
+        self._attempt_open = False
+        self._blocks = {}
+
+    def drain(self) -> set[int]:
+        """Indexes changed since the last drain (what a widget has to repaint)."""
+        dirty = self.dirty
+        self.dirty = set()
+        return dirty
+
+    @property
+    def streaming(self) -> bool:
+        return bool(self._streaming)
+
+    # -- applying events -----------------------------------------------------------------------
+
+    def apply_all(self, events: Iterable[Any]) -> None:
+        for event in events:
+            self.apply(event)
+
+    def apply(self, event: Any) -> None:
+        """Fold one session event (a SessionEvent or any object with type/seq/time/data)."""
+        kind = event.type
+        data = event.data
+        try:
+            handler = _HANDLERS.get(kind)
+            if handler is not None:
+                handler(self, event, data if isinstance(data, Mapping) else {})
+            elif kind not in _SKIPPED_TYPES and not getattr(event, "ignorable", False):
+                self._add("notice", text=f"{kind} {compact_json(data, 100)}", level="dim",
+                          time=event.time)
+        except Exception as error:  # a malformed record must never break the screen
+            self._add("notice", text=f"unreadable {kind} event (seq {event.seq}): {error}",
+                      level="warning", time=getattr(event, "time", None))
+
+    def _on_turn_start(self, event: Any, data: Mapping[str, Any]) -> None:
+        self._close_streaming()
+        turn = data.get("turn")
+        self.turn = turn if isinstance(turn, int) else self.turn + 1
+        self.step = 0
+        self._turn_started = event.time
+        self._turn_open = True
+        self._add("turn", turn=self.turn, time=event.time)
+
+    def _on_turn_end(self, event: Any, data: Mapping[str, Any]) -> None:
+        self._close_streaming()
+        kind, words = reason_text(data.get("reason"))
+        duration = None
+        if self._turn_started is not None and isinstance(event.time, int):
+            duration = max(0, event.time - self._turn_started)
+        turn = data.get("turn")
+        level = "error" if kind == "error" else "warning" if kind in (
+            "aborted", "blocked", "max-tokens", "interrupted") else "info"
+        self._add("turn-end", turn=turn if isinstance(turn, int) else self.turn, text=words,
+                  reason_kind=kind, duration_ms=duration, level=level, time=event.time)
+        self.last_end_kind = kind
+        self._turn_open = False
+        self._turn_started = None
+
+    def _on_step_start(self, event: Any, data: Mapping[str, Any]) -> None:
+        self._close_streaming()
+        step = data.get("step")
+        self.step = step if isinstance(step, int) else self.step + 1
+        if self.step > 1:
+            self._add("step", turn=self.turn, step=self.step, time=event.time)
+
+    def _on_step_end(self, event: Any, data: Mapping[str, Any]) -> None:
+        self._close_streaming()
+
+    def _on_user_message(self, event: Any, data: Mapping[str, Any]) -> None:
+        message_id = data.get("id")
+        source = data.get("source")
+        target = self.targets.get(message_id) if isinstance(message_id, str) else None
+        self._add("user", text=message_text(data), message_id=message_id if isinstance(
+            message_id, str) else None, lane=lane_of(source, target),
+            source=source_label(source), time=event.time, turn=self.turn)
+
+    def _on_splice(self, event: Any, data: Mapping[str, Any]) -> None:
+        target = data.get("target")
+        for message in data.get("inserted") or ():
+            if isinstance(message, Mapping) and isinstance(message.get("id"), str):
+                self.targets[message["id"]] = str(target)
+
+    def _on_title(self, event: Any, data: Mapping[str, Any]) -> None:
+        title = data.get("title")
+        if isinstance(title, str) and title.strip():
+            self.title = visible(title.strip())
+
+    def _on_request_header(self, event: Any, data: Mapping[str, Any]) -> None:
+        header = data.get("header")
+        config = header.get("config") if isinstance(header, Mapping) else None
+        if isinstance(config, Mapping) and config.get("model"):
+            self.model_label = str(config.get("model"))
+
+    # -- streamed chunks -------------------------------------------------------------------
+
+    def _attempt_for(self, data: Mapping[str, Any]) -> None:
+        key = (data.get("turn"), data.get("step"))
+        if not self._attempt_open or key != self._attempt_key:
+            if self._attempt_open:
+                for item in self._attempt:
+                    self._finish(item)
+            self._blocks = {}
+            self._attempt = []
+            self._attempt_open = True
+            self._attempt_usage = False
+            self._attempt_key = key
+
+    def _block(self, index: Any, block_type: str, time: int | None) -> Item:
+        item = self._blocks.get(index)
+        if item is None:
+            kind = _BLOCK_KIND.get(block_type, "text")
+            item = self._add(kind, streaming=True, time=time, turn=self.turn, step=self.step)
+            if kind == "tool":
+                item.started = None
+            self._blocks[index] = item
+            self._attempt.append(item)
+        return item
+
+    def _on_chunk(self, event: Any, data: Mapping[str, Any]) -> None:
+        chunk = data.get("chunk")
+        if not isinstance(chunk, Mapping):
+            return
+        self._attempt_for(data)
+        kind = chunk.get("type")
+        index = chunk.get("index")
+        if kind == "block-start":
+            self._block(index, str(chunk.get("blockType") or "text"), event.time)
+        elif kind in ("text-delta", "reasoning-delta"):
+            item = self._block(index, "text" if kind == "text-delta" else "reasoning", event.time)
+            if item.streaming:
+                item.chunks.append(str(chunk.get("text", "")))
+                self._touch(item)
+        elif kind == "tool-call-delta":
+            item = self._block(index, "tool-call", event.time)
+            if item.streaming:
+                if chunk.get("id"):
+                    self._remember_tool(item, str(chunk["id"]))
+                if chunk.get("name"):
+                    item.name = str(chunk["name"])
+                item.chunks.append(str(chunk.get("argumentsDelta", "")))
+                self._touch(item)
+        elif kind == "block-end":
+            block = chunk.get("block")
+            if isinstance(block, Mapping):
+                item = self._block(index, str(block.get("type") or "text"), event.time)
+                self._set_block(item, block)
+                self._finish(item)
+        elif kind == "usage":
+            self._count_usage(chunk.get("usage"))
+            self._attempt_usage = True
+        elif kind == "finish":
+            reason = chunk.get("reason")
+            for item in self._attempt:
+                self._finish(item)
+            self._attempt_open = False
+            self._blocks = {}
+            if isinstance(reason, Mapping) and reason.get("kind") in ("error", "aborted"):
+                failure = reason.get("failure")
+                message = "model request failed"
+                if isinstance(failure, Mapping):
+                    message = f"model request failed: {failure.get('message', '')}"
+                    if failure.get("code"):
+                        message += f" ({failure['code']})"
+                self._add("notice", text=visible(message), level="warning", time=event.time)
+                self._attempt = []
+
+    def _on_packed(self, event: Any, data: Mapping[str, Any]) -> None:
+        """Upstream's packed rows (`text-chunks` …) when a reader left them unexpanded."""
+        self._attempt_for(data)
+        kind = event.type
+        index = data.get("index")
+        if kind == "tool-call-chunks":
+            item = self._block(index, "tool-call", getattr(event, "time", None))
+            if data.get("id"):
+                self._remember_tool(item, str(data["id"]))
+            if data.get("name"):
+                item.name = str(data["name"])
+            item.chunks.extend(str(a) for a in data.get("args") or ())
+        else:
+            block_type = "reasoning" if kind == "reasoning-chunks" else "text"
+            item = self._block(index, block_type, getattr(event, "time", None))
+            item.chunks.extend(str(t) for t in data.get("texts") or ())
+        self._touch(item)
+
+    def _set_block(self, item: Item, block: Mapping[str, Any]) -> None:
+        item.chunks.clear()
+        if item.kind == "tool":
+            item.arguments = str(block.get("arguments", ""))
+            item.name = str(block.get("name") or item.name)
+            if block.get("id"):
+                self._remember_tool(item, str(block["id"]))
+        else:
+            item.text = str(block.get("text", ""))
+        self._touch(item)
+
+    def _remember_tool(self, item: Item, call_id: str) -> None:
+        item.call_id = call_id
+        self._tools[call_id] = item
+
+    def _count_usage(self, usage: Any) -> None:
+        if isinstance(usage, Mapping):
+            for key, attr in (("inputTokens", "input_tokens"), ("outputTokens", "output_tokens")):
+                value = usage.get(key)
+                if isinstance(value, int):
+                    setattr(self, attr, getattr(self, attr) + value)
+            cached = usage.get("cacheReadTokens")
+            if isinstance(cached, int):
+                self.input_tokens += cached
+
+    # -- messages, tools ---------------------------------------------------------------------
+
+    def _on_assistant_message(self, event: Any, data: Mapping[str, Any]) -> None:
+        message = data.get("message")
+        if not isinstance(message, Mapping):
+            message = data  # upstream rows carry content (and provenance) at the top level
+        content = message.get("content")
+        pool: dict[str, list[Item]] = {"text": [], "reasoning": [], "tool": []}
+        key = (data.get("turn"), data.get("step"))
+        if self._attempt_key == key or self._attempt_key is None:
+            for item in self._attempt:
+                pool[item.kind].append(item)
+        if not self._attempt_usage:
+            self._count_usage(data.get("usage"))
+        for block in content if isinstance(content, list) else ():
+            if not isinstance(block, Mapping):
+                continue
+            kind = _BLOCK_KIND.get(str(block.get("type")))
+            if kind is None:
+                continue
+            if pool[kind]:
+                item = pool[kind].pop(0)
+            else:
+                item = self._add(kind, time=event.time, turn=self.turn, step=self.step)
+            self._set_block(item, block)
+            self._finish(item)
+        for leftovers in pool.values():
+            for item in leftovers:
+                self._finish(item)
+        if data.get("interrupted"):
+            self._add("notice", text="reply interrupted", level="warning", time=event.time)
+        self._attempt = []
+        self._attempt_open = False
+        self._blocks = {}
+        if isinstance(message.get("source"), Mapping) and message["source"].get("model"):
+            self.model_label = str(message["source"]["model"])
+
+    def _on_tool_call(self, event: Any, data: Mapping[str, Any]) -> None:
+        call_id = data.get("callId")
+        item = self._tools.get(call_id) if isinstance(call_id, str) else None
+        if item is None:
+            item = self._add("tool", time=event.time, turn=self.turn, step=self.step)
+            if isinstance(call_id, str):
+                self._remember_tool(item, call_id)
+        item.name = str(data.get("name") or item.name)
+        arguments = data.get("arguments")
+        if arguments is not None:
+            item.arguments = arguments if isinstance(arguments, str) else compact_json(
+                arguments, 10_000)
+        item.started = event.time
+        self._finish(item)
+        self._touch(item)
+
+    def _on_tool_result(self, event: Any, data: Mapping[str, Any]) -> None:
+        call_id, text, is_error = _tool_result_of(data)
+        item = self._tools.get(call_id) if call_id else None
+        if item is None:
+            item = self._add("tool", time=event.time, turn=self.turn, step=self.step,
+                             name="tool")
+            if call_id:
+                self._remember_tool(item, call_id)
+        item.result = text
+        item.is_error = is_error
+        item.ended = event.time
+        if item.started is None:
+            item.started = item.time
+        self._touch(item)
+
+
+_HANDLERS: dict[str, Any] = {
+    "turn/start": TranscriptModel._on_turn_start,
+    "turn/end": TranscriptModel._on_turn_end,
+    "step/start": TranscriptModel._on_step_start,
+    "step/end": TranscriptModel._on_step_end,
+    "user/message": TranscriptModel._on_user_message,
+    "agent/inbox/spliced": TranscriptModel._on_splice,
+    "session/title": TranscriptModel._on_title,
+    "request/header": TranscriptModel._on_request_header,
+    "assistant/chunk": TranscriptModel._on_chunk,
+    "text-chunks": TranscriptModel._on_packed,
+    "reasoning-chunks": TranscriptModel._on_packed,
+    "tool-call-chunks": TranscriptModel._on_packed,
+    "assistant/message": TranscriptModel._on_assistant_message,
+    "tool/call": TranscriptModel._on_tool_call,
+    "tool/result": TranscriptModel._on_tool_result,
+}
+
+
+# ---- inbox ------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True, eq=False)
+class Tombstone:
+    """A message that just left the inbox: discarded (with undo) or claimed (a receipt)."""
+
+    message: Any  # UserMessage
+    target: str
+    index: int
+    lane: str
+    kind: str  # "discarded" | "claimed"
+    expires: float
+    turn: int | None = None
+    batch: int = 0
+
+
+@dataclass(slots=True, eq=False)
+class InboxRow:
+    """One line group of the inbox pane, computed from a projection snapshot."""
+
+    kind: str  # header | item | tombstone | banner
+    text: str = ""
+    target: str = ""
+    index: int = 0
+    message: Any = None
+    lane: str = ""
+    source: str = ""
+    count: int = 0
+    tombstone: Tombstone | None = None
+
+
+def inbox_rows(next_step: Sequence[Any], next_turn: Sequence[Any],
+               tombstones: Sequence[Tombstone], *, paused: bool) -> list[InboxRow]:
+    """The rows of the inbox pane: NEXT STEP, NEXT TURN, then what just left."""
+    rows: list[InboxRow] = []
+    if paused:
+        rows.append(InboxRow("banner", text="paused: the agent is idle with work kept. "
+                                          "enter on an empty composer delivers it"))
+    for target, items in (("next-step", next_step), ("next-turn", next_turn)):
+        rows.append(InboxRow("header", target=target, count=len(items)))
+        for index, message in enumerate(items):
+            rows.append(InboxRow("item", text=message.text, target=target, index=index,
+                                 message=message, lane=lane_of(message.source, target),
+                                 source=source_label(message.source)))
+    for tombstone in tombstones:
+        rows.append(InboxRow("tombstone", text=tombstone.message.text, target=tombstone.target,
+                             message=tombstone.message, lane=tombstone.lane,
+                             tombstone=tombstone))
+    return rows
+
+
+# ---- per-agent view ---------------------------------------------------------------------------
+
+
+class AgentView:
+    """Everything the screen knows about one agent, kept current by the bridge."""
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+        self.id: str = agent.id
+        self.transcript = TranscriptModel()
+        self.applied = 0
+        self.tombstones: list[Tombstone] = []
+        self.removed_pending: list[tuple[Any, str, int]] = []
+        self.claimed: dict[str, int | None] = {}
+        self.disposed = False
+        self.last_error: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The display name: the latest `session/title`, else the agent id."""
+        return self.transcript.title or self.id
+
+    @property
+    def model(self) -> str:
+        options = getattr(self.agent, "options", None)
+        model = getattr(options, "model", None)
+        return str(model or self.transcript.model_label or "")
+
+    def catch_up(self) -> list[Any]:
+        """Apply session events appended since the last call; returns them (for the event log)."""
+        events = self.agent.session.events
+        count = len(events)
+        if count <= self.applied:
+            return []
+        fresh = events[self.applied:count]
+        apply = self.transcript.apply
+        for event in fresh:
+            apply(event)
+        self.applied = count
+        return list(fresh)

@@ -1,0 +1,125 @@
+"""Edit a queued message in place (same id, `inbox.replace`), without losing a race.
+
+The agent may claim the message while the person is still typing. Nothing is
+lost then: the screen says so at once, keeps the edited text, and offers to send
+it as a new follow-up or steer instead of saving into an item that is gone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static, TextArea
+
+from ..models import short_id
+from ..widgets.blocks import lane_badge
+
+SaveCallback = Callable[[str], bool]
+SendCallback = Callable[[str, str], None]
+
+
+class EditScreen(ModalScreen[str | None]):
+    """Dismisses with "saved", "sent", or None when cancelled."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+s", "save", "Save", id="edit_save"),
+        Binding("escape", "cancel", "Cancel", id="edit_cancel"),
+    ]
+
+    DEFAULT_CSS = """
+    EditScreen { align: center middle; }
+    EditScreen > Vertical { width: 80%; max-width: 110; height: auto; max-height: 90%; border: thick $primary; background: $surface; padding: 0 1; }
+    EditScreen #edit-title { padding: 0 0 1 0; }
+    EditScreen #edit-text { height: 12; }
+    EditScreen #claimed { display: none; color: $warning; text-style: bold; padding: 1 0 0 0; }
+    EditScreen.-claimed #claimed { display: block; }
+    EditScreen.-claimed > Vertical { border: thick $warning; }
+    EditScreen #edit-buttons { height: auto; align-horizontal: right; padding-top: 1; }
+    EditScreen Button { margin-left: 1; }
+    EditScreen #send-followup, EditScreen #send-steer { display: none; }
+    EditScreen.-claimed #send-followup, EditScreen.-claimed #send-steer { display: block; }
+    EditScreen.-claimed #save { display: none; }
+    EditScreen #edit-keys { color: $text-muted; }
+    """
+
+    def __init__(self, *, agent_name: str, message: Any, lane: str, on_save: SaveCallback,
+                 on_send: SendCallback) -> None:
+        super().__init__()
+        self.agent_name = agent_name
+        self.message = message
+        self.lane = lane
+        self.on_save = on_save
+        self.on_send = on_send
+        self.claimed = False
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Content.assemble(("Edit queued message", "bold"), "  ",
+                                          lane_badge(self.lane), "  ",
+                                          (f"#{short_id(self.message.id)}", "$text-muted"),
+                                          ("  for ", "$text-muted"), (self.agent_name, "bold")),
+                         id="edit-title")
+            yield TextArea(self.message.text, id="edit-text", soft_wrap=True,
+                           tab_behavior="focus")
+            yield Static(id="claimed")
+            with Horizontal(id="edit-buttons"):
+                yield Static(Content("ctrl+s save · escape cancel"), id="edit-keys")
+                yield Button("Cancel", id="cancel")
+                yield Button("Save", id="save", variant="primary")
+                yield Button("Send as new follow-up", id="send-followup", variant="primary")
+                yield Button("Send as steer", id="send-steer", variant="warning")
+
+    def on_mount(self) -> None:
+        editor = self.query_one("#edit-text", TextArea)
+        editor.focus()
+        editor.move_cursor(editor.document.end)
+
+    @property
+    def text(self) -> str:
+        return self.query_one("#edit-text", TextArea).text
+
+    def mark_claimed(self, turn: int | None = None) -> None:
+        """The agent took the original: keep the text, offer to send it as new."""
+        if self.claimed:
+            return
+        self.claimed = True
+        when = f" in turn {turn}" if turn else ""
+        self.query_one("#claimed", Static).update(Content(
+            f"⚠ The agent already claimed this message{when}, so it can no longer be "
+            "edited. Your text is kept: send it as a new message, or cancel."))
+        self.add_class("-claimed")
+        self.query_one("#edit-keys", Static).update(Content("ctrl+s send as follow-up · "
+                                                           "escape cancel"))
+
+    def action_save(self) -> None:
+        if self.claimed:
+            self._send("follow-up")
+            return
+        if self.on_save(self.text):
+            self.dismiss("saved")
+        else:
+            self.mark_claimed()
+
+    def _send(self, lane: str) -> None:
+        self.on_send(self.text, lane)
+        self.dismiss("sent")
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "save":
+            self.action_save()
+        elif event.button.id == "send-followup":
+            self._send("follow-up")
+        elif event.button.id == "send-steer":
+            self._send("steer")
+        else:
+            self.action_cancel()

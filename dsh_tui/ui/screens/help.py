@@ -1,0 +1,80 @@
+"""The help screen (f1): every binding with the key it has now, by area, and a legend."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from ..keys import ACTIONS, AREA_ORDER, keys_for
+from ..widgets.blocks import lane_badge
+
+LEGEND: tuple[tuple[str, str], ...] = (
+    ("follow-up", "queued for the next turn, one message per turn"),
+    ("steer", "delivered at the next step of the running turn; wakes an idle agent"),
+    ("inject", "context for the next step; never wakes the agent"),
+    ("context", "context a tool or plugin added for the next step"),
+)
+
+SYMBOLS: tuple[tuple[str, str], ...] = (
+    ("⠋", "running (animated)"),
+    ("○", "idle"),
+    ("⏸", "idle with work kept in its inbox (paused after a stop)"),
+    ("✗", "its last turn ended with an error"),
+    ("t3", "current turn"),
+    ("⚑2 ↩1", "pending next-step items · queued follow-ups"),
+)
+
+
+def help_content(app: Any) -> Content:
+    lines: list[Content] = []
+    for area in AREA_ORDER:
+        specs = [s for s in ACTIONS if s.area == area]
+        if not specs:
+            continue
+        lines.append(Content.styled(area.upper(), "bold $primary"))
+        for spec in specs:
+            keys = " / ".join(keys_for(app, spec.name)) or "palette"
+            lines.append(Content.assemble((f"  {keys:<18}", "bold $accent"),
+                                          (f"{spec.title:<26}", "bold"),
+                                          (spec.help, "$text-muted"),
+                                          (f"  [{spec.name}]", "$text-muted 60%")))
+        lines.append(Content(""))
+    lines.append(Content.styled("LANES", "bold $primary"))
+    for lane, words in LEGEND:
+        lines.append(Content.assemble("  ", lane_badge(lane).pad_right(14 - len(lane)),
+                                      (words, "$text-muted")))
+    lines.append(Content(""))
+    lines.append(Content.styled("AGENT TREE", "bold $primary"))
+    for symbol, words in SYMBOLS:
+        lines.append(Content.assemble((f"  {symbol:<8}", "bold"), (words, "$text-muted")))
+    lines.append(Content(""))
+    lines.append(Content.styled(
+        "Remap any key in the config file's [keys] table by action name, e.g. "
+        'steer = "ctrl+e". ctrl+p opens the command palette; ctrl+q quits.', "$text-muted"))
+    return Content("\n").join(lines)
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,f1,q", "close", "Close", id="help_close")]
+
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll { width: 90%; max-width: 130; height: 90%; border: thick $primary; background: $surface; padding: 0 1; }
+    HelpScreen #help-title { text-style: bold; padding: 0 0 1 0; }
+    """
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(Content.assemble(("dsh-tui keys", "bold"),
+                                          ("  ·  escape closes", "$text-muted")),
+                         id="help-title")
+            yield Static(help_content(self.app), id="help-body")
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,169 @@
+"""The agent tree (`#agent-tree`): roots and the children they own, at any depth.
+
+Each row: status (a spinner while running, ⏸ when idle with work kept, ✗ after a
+failed turn), display name, current turn, pending next-step (⚑) and next-turn (↩)
+counts, and the model. It is updated incrementally from the bridge's flush: a
+node is added when its agent is created and removed when it is disposed; labels
+of changed agents are recomputed, nothing is polled.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+from ..models import AgentView
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+class AgentTree(Tree[str]):
+    """A Tree whose node data is the agent id."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("c", "spawn_child", "Spawn child", id="spawn_child"),
+        Binding("d", "dispose_agent", "Dispose", id="dispose_agent"),
+    ]
+
+    HELP = "Agents and the sub-agents they own. The highlighted agent is the one the " \
+           "transcript, inbox and composer talk to."
+
+    DEFAULT_CSS = """
+    AgentTree { padding: 0 0; }
+    """
+
+    class Selected(Message):
+        """The highlighted agent changed."""
+
+        def __init__(self, agent_id: str | None) -> None:
+            super().__init__()
+            self.agent_id = agent_id
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("agents", **kwargs)
+        self.show_root = False
+        self.auto_expand = False
+        self.guide_depth = 3
+        self.nodes: dict[str, TreeNode[str]] = {}
+        self.frame = 0
+        self._selecting = False
+
+    # -- structure --------------------------------------------------------------------------
+
+    def sync_structure(self, agents: Any, views: dict[str, AgentView]) -> None:
+        """Add nodes for new agents (under their owners), remove nodes of disposed ones."""
+        live = {agent.id: agent for agent in agents.list()}
+        for agent_id in [a for a in self.nodes if a not in live]:
+            node = self.nodes.pop(agent_id)
+            for child_id in [c for c, n in self.nodes.items() if _is_below(n, node)]:
+                self.nodes.pop(child_id)
+            node.remove()
+        for agent in live.values():
+            self._ensure(agent, agents, live, views)
+
+    def _ensure(self, agent: Any, agents: Any, live: dict[str, Any],
+                views: dict[str, AgentView]) -> TreeNode[str]:
+        node = self.nodes.get(agent.id)
+        if node is not None:
+            return node
+        owner = agents.owner_of(agent.id)
+        parent: TreeNode[str] = self.root
+        if owner is not None and owner.id in live:
+            parent = self._ensure(owner, agents, live, views)
+            parent.allow_expand = True
+            parent.expand()
+        view = views.get(agent.id)
+        label = self.label_for(view) if view is not None else Text(agent.id)
+        node = parent.add(label, data=agent.id, expand=True, allow_expand=False)
+        self.nodes[agent.id] = node
+        return node
+
+    # -- labels --------------------------------------------------------------------------------
+
+    def refresh_rows(self, views: dict[str, AgentView], agent_ids: set[str] | None = None) -> None:
+        for agent_id, node in self.nodes.items():
+            if agent_ids is not None and agent_id not in agent_ids:
+                continue
+            view = views.get(agent_id)
+            if view is not None:
+                node.set_label(self.label_for(view))
+
+    def label_for(self, view: AgentView) -> Text:
+        theme = self.app.current_theme
+        agent = view.agent
+        running = getattr(agent, "status", "idle") == "running"
+        inbox = agent.inbox
+        steps, turns = len(inbox.next_step), len(inbox.next_turn)
+        if running:
+            animate = self.app.animation_level != "none"
+            icon = SPINNER[self.frame % len(SPINNER)] if animate else "●"
+            icon_style = Style(color=theme.success, bold=True)
+        elif steps or turns:
+            icon, icon_style = "⏸", Style(color=theme.warning)
+        elif view.transcript.last_end_kind == "error":
+            icon, icon_style = "✗", Style(color=theme.error, bold=True)
+        else:
+            icon, icon_style = "○", Style(dim=True)
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(icon, icon_style)
+        text.append(" ")
+        text.append(view.name, Style(bold=running))
+        turn = getattr(agent, "current_turn", view.transcript.turn)
+        if turn:
+            text.append(f" t{turn}", Style(dim=True))
+        if steps:
+            text.append(f" ⚑{steps}", Style(color=theme.warning))
+        if turns:
+            text.append(f" ↩{turns}", Style(color=theme.secondary or theme.primary))
+        if view.model:
+            text.append(f" {view.model}", Style(dim=True, italic=True))
+        return text
+
+    def tick(self, views: dict[str, AgentView]) -> bool:
+        """Advance the spinner of running agents; False when nothing is running."""
+        running = {agent_id for agent_id, view in views.items()
+                   if getattr(view.agent, "status", "idle") == "running"}
+        if not running:
+            return False
+        self.frame += 1
+        self.refresh_rows(views, running)
+        return True
+
+    # -- selection -----------------------------------------------------------------------------
+
+    def select_agent(self, agent_id: str | None) -> None:
+        """Move the cursor to an agent without toggling its node."""
+        node = self.nodes.get(agent_id) if agent_id else None
+        if node is not None and self.cursor_node is not node:
+            self._selecting = True
+            self.move_cursor(node)
+            self._selecting = False
+
+    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
+        event.stop()
+        self.post_message(self.Selected(event.node.data))
+
+    def on_tree_node_selected(self, event: Tree.NodeSelected[str]) -> None:
+        event.stop()
+        self.post_message(self.Selected(event.node.data))
+
+    async def action_spawn_child(self) -> None:
+        await self.app.run_action("spawn_child")
+
+    async def action_dispose_agent(self) -> None:
+        await self.app.run_action("dispose_agent")
+
+
+def _is_below(node: TreeNode[str], ancestor: TreeNode[str]) -> bool:
+    current = node.parent
+    while current is not None:
+        if current is ancestor:
+            return True
+        current = current.parent
+    return False

@@ -1,0 +1,360 @@
+"""Transcript blocks: one small widget per transcript item.
+
+Every piece of user or model text goes through `visible()` and is placed in a
+`Content` as plain text, never parsed as markup, so `[inject]`, `[bold]` and
+`\\x1b[31m` appear exactly as they were written (the escape as ␛).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+from textual import events
+from textual.content import Content
+from textual.widget import Widget
+from textual.widgets import Markdown, Static
+from textual.widgets._markdown import MarkdownBlock, MarkdownFence
+
+from ..models import Item, format_duration, last_line, one_line, short_id, visible
+
+LANE_GLYPH = {"follow-up": "↩", "steer": "⚑", "inject": "✚", "context": "⎘", "message": "•"}
+LANE_STYLE = {"follow-up": "$lane-followup", "steer": "$lane-steer", "inject": "$lane-inject",
+              "context": "$lane-context", "message": "$foreground"}
+RESULT_PREVIEW_LINES = 4
+FULL_TEXT_LIMIT = 20_000
+
+
+def lane_badge(lane: str) -> Content:
+    """`⚑ steer` in the lane's colour: the same badge in the inbox and the transcript."""
+    glyph = LANE_GLYPH.get(lane, "•")
+    return Content.styled(f"{glyph} {lane}", f"bold {LANE_STYLE.get(lane, '$foreground')}")
+
+
+def _cap(text: str, limit: int = FULL_TEXT_LIMIT) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n… ({len(text) - limit:,} more characters)"
+
+
+class TranscriptBlock:
+    """Mixin: a widget that shows one transcript item and can be refreshed from it."""
+
+    item_index: int = -1
+    shown_version: int = -1
+
+    def show_item(self, item: Item) -> None:
+        raise NotImplementedError
+
+
+class Separator(Widget, TranscriptBlock):
+    """`── turn 3 ──`, `── turn 3 · completed · 4.1s ──`, or a dim `· step 2`."""
+
+    DEFAULT_CSS = """
+    Separator { height: 1; color: $text-muted; margin: 0 0; }
+    Separator.-turn { color: $primary; margin-top: 1; }
+    Separator.-end { color: $text-muted; margin-top: 1; }
+    Separator.-warning { color: $warning; }
+    Separator.-error { color: $error; text-style: bold; }
+    """
+
+    def __init__(self, item: Item) -> None:
+        super().__init__()
+        self.item_index = item.index
+        self._label = ""
+        self._rule = True
+        self.show_item(item)
+
+    def show_item(self, item: Item) -> None:
+        self.shown_version = item.version
+        self.remove_class("-turn", "-end", "-warning", "-error")
+        if item.kind == "turn":
+            self._label, self._rule = f"turn {item.turn}", True
+            self.add_class("-turn")
+        elif item.kind == "turn-end":
+            parts = [f"turn {item.turn}", item.text]
+            if item.duration_ms is not None:
+                parts.append(format_duration(item.duration_ms))
+            self._label, self._rule = " · ".join(parts), True
+            self.add_class("-end")
+            if item.level in ("warning", "error"):
+                self.add_class(f"-{item.level}")
+        else:
+            self._label, self._rule = f"· step {item.step}", False
+        self.refresh()
+
+    def render(self) -> Content:
+        if not self._rule:
+            return Content(self._label)
+        head = f"── {self._label} "
+        width = max(self.size.width, len(head) + 2)
+        return Content(head + "─" * (width - len(head)))
+
+
+class UserBlock(Static, TranscriptBlock):
+    """A user-role message with its lane and source badges and its short id."""
+
+    DEFAULT_CSS = """
+    UserBlock { padding: 0 1; margin: 1 0 0 0; background: $boost; border-left: outer $lane-followup; }
+    UserBlock.-steer { border-left: outer $lane-steer; }
+    UserBlock.-inject { border-left: outer $lane-inject; }
+    UserBlock.-context { border-left: outer $lane-context; }
+    """
+
+    def __init__(self, item: Item) -> None:
+        super().__init__()
+        self.item_index = item.index
+        self.show_item(item)
+
+    def show_item(self, item: Item) -> None:
+        self.shown_version = item.version
+        self.set_classes([f"-{item.lane}"])
+        head = Content.assemble(
+            lane_badge(item.lane), "  ", (item.source, "bold"), "  ",
+            (f"#{short_id(item.message_id)}", "$text-muted"))
+        self.update(head + "\n" + Content(visible(_cap(item.current_text()))))
+
+
+class ReasoningBlock(Static, TranscriptBlock):
+    """Reasoning, collapsed by default; while it streams it shows its latest line.
+
+    Click it (or press `r` in the transcript) to expand or collapse.
+    """
+
+    DEFAULT_CSS = """
+    ReasoningBlock { padding: 0 1; color: $text-muted; text-style: italic; margin-top: 1; }
+    ReasoningBlock.-streaming { color: $text-secondary; }
+    """
+
+    def __init__(self, item: Item, expanded: bool = False) -> None:
+        super().__init__()
+        self.item_index = item.index
+        self.expanded = expanded
+        self._item = item
+        self.show_item(item)
+
+    def show_item(self, item: Item) -> None:
+        self._item = item
+        self.shown_version = item.version
+        self.set_class(item.streaming, "-streaming")
+        text = item.current_text()
+        lines = text.count("\n") + 1 if text else 0
+        if self.expanded:
+            head = Content.styled("▾ reasoning", "bold")
+            self.update(head + "\n" + Content(visible(_cap(text))))
+            return
+        if item.streaming:
+            head = Content.styled("▸ thinking… ", "bold")
+            self.update(head + Content(last_line(text, 200)))
+        else:
+            head = Content.styled(f"▸ reasoning · {lines} line{'s' if lines != 1 else ''} ",
+                                  "bold")
+            self.update(head + Content(one_line(text, 200)))
+
+    def toggle(self) -> None:
+        self.expanded = not self.expanded
+        self.show_item(self._item)
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        self.toggle()
+
+
+class PlainFence(MarkdownFence):
+    """A code fence shown without syntax highlighting while its message still streams.
+
+    Re-highlighting a growing fence on every append is quadratic (textual-anchors
+    §8.3: 59 chunks/s instead of 1,065); the block is highlighted once, at the end.
+    """
+
+    @classmethod
+    def highlight(cls, code: str, language: str, ansi: bool = False,
+                  dark: bool = False) -> Content:
+        return Content(code)
+
+
+class AssistantBlock(Markdown, TranscriptBlock):
+    """The assistant's text as Markdown, streamed through Textual's `MarkdownStream`."""
+
+    DEFAULT_CSS = """
+    AssistantBlock { padding: 0 1 0 1; margin-top: 1; border-left: outer $primary 40%; }
+    AssistantBlock.-streaming { border-left: outer $primary; }
+    AssistantBlock > MarkdownBlock:last-child { margin-bottom: 0; }
+    AssistantBlock > MarkdownParagraph { margin: 0 0 1 0; }
+    """
+
+    def __init__(self, item: Item) -> None:
+        self.item_index = item.index
+        self.streaming = item.streaming
+        text = visible(item.current_text())
+        super().__init__(text, open_links=False)
+        self._shown = text
+        self._stream: Any = None
+        self.shown_version = item.version
+        self.set_class(self.streaming, "-streaming")
+
+    def get_block_class(self, block_name: str) -> type[MarkdownBlock]:
+        if block_name == "fence" and self.streaming:
+            return PlainFence
+        return super().get_block_class(block_name)
+
+    def show_item(self, item: Item) -> None:
+        self.shown_version = item.version
+        text = visible(item.current_text())
+        if item.streaming:
+            if text.startswith(self._shown):
+                delta = text[len(self._shown):]
+                if delta:
+                    self._shown = text
+                    self.call_later(self._write, delta)
+            else:
+                self._shown = text
+                self.call_later(self._replace, text)
+            return
+        if self.streaming or text != self._shown:
+            self.streaming = False
+            self.set_class(False, "-streaming")
+            self._shown = text
+            self.call_later(self._complete, text)
+
+    async def _write(self, delta: str) -> None:
+        if self._stream is None:
+            self._stream = Markdown.get_stream(self)
+        await self._stream.write(delta)
+
+    async def _replace(self, text: str) -> None:
+        await self._stop_stream()
+        await self.update(text)
+
+    async def _stop_stream(self) -> None:
+        if self._stream is not None:
+            stream, self._stream = self._stream, None
+            await stream.stop()
+
+    async def _complete(self, text: str) -> None:
+        await self._stop_stream()
+        if self.source != text or "```" in text or "~~~" in text:
+            await self.update(text)  # re-parse once: fences get their highlighting now
+
+    async def on_unmount(self) -> None:
+        if self._stream is not None:
+            self._stream._task and self._stream._task.cancel()
+
+
+class ToolBlock(Static, TranscriptBlock):
+    """A tool call: name, arguments, how long it ran, and its result (click to expand)."""
+
+    DEFAULT_CSS = """
+    ToolBlock { padding: 0 1; margin-top: 1; border-left: outer $secondary 60%; }
+    ToolBlock.-error { border-left: outer $error; }
+    ToolBlock.-running { border-left: outer $warning; }
+    """
+
+    def __init__(self, item: Item) -> None:
+        super().__init__()
+        self.item_index = item.index
+        self.expanded = False
+        self._item = item
+        self.show_item(item)
+
+    def show_item(self, item: Item) -> None:
+        self._item = item
+        self.shown_version = item.version
+        arguments = item.arguments or item.current_text()
+        running = item.result is None
+        self.set_class(item.is_error, "-error")
+        self.set_class(running, "-running")
+        if running:
+            status = Content.styled("… running" if not item.streaming else "… writing call",
+                                    "$warning")
+        elif item.is_error:
+            status = Content.styled(f"✗ {format_duration(item.duration)}".rstrip(), "bold $error")
+        else:
+            status = Content.styled(f"✓ {format_duration(item.duration)}".rstrip(),
+                                    "bold $success")
+        head = Content.assemble(("⚙ ", "$secondary"), (visible(item.name or "tool"), "bold"),
+                                " ", status)
+        if self.expanded:
+            body = [Content.styled("arguments", "$text-muted"), Content(visible(_cap(
+                _pretty(arguments))))]
+            if item.result is not None:
+                body += [Content.styled("result", "$text-muted"),
+                         Content(visible(_cap(item.result)))]
+            self.update(Content("\n").join([head, *body]))
+            return
+        lines = [head, Content.styled(one_line(arguments, 160) or "{}", "$text-muted")]
+        if item.result:
+            preview = item.result.splitlines()[:RESULT_PREVIEW_LINES]
+            lines += [Content(visible(line[:200])) for line in preview]
+            extra = item.result.count("\n") + 1 - len(preview)
+            if extra > 0:
+                lines.append(Content.styled(f"… {extra} more line{'s' if extra != 1 else ''} "
+                                            "(click to expand)", "$text-muted"))
+        self.update(Content("\n").join(lines))
+
+    def toggle(self) -> None:
+        self.expanded = not self.expanded
+        self.show_item(self._item)
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        self.toggle()
+
+
+def _pretty(arguments: str) -> str:
+    try:
+        return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
+    except (ValueError, TypeError):
+        return arguments
+
+
+class NoticeBlock(Static, TranscriptBlock):
+    """A note between items: a failed attempt, an interrupted reply, an unknown event."""
+
+    DEFAULT_CSS = """
+    NoticeBlock { padding: 0 1; color: $text-muted; }
+    NoticeBlock.-warning { color: $warning; }
+    NoticeBlock.-error { color: $error; }
+    """
+
+    def __init__(self, item: Item) -> None:
+        super().__init__()
+        self.item_index = item.index
+        self.show_item(item)
+
+    def show_item(self, item: Item) -> None:
+        self.shown_version = item.version
+        self.set_classes([f"-{item.level}"])
+        prefix = "⚠ " if item.level in ("warning", "error") else "· "
+        self.update(Content(prefix + visible(item.current_text())))
+
+
+BLOCKS: dict[str, type[Any]] = {
+    "turn": Separator,
+    "turn-end": Separator,
+    "step": Separator,
+    "user": UserBlock,
+    "reasoning": ReasoningBlock,
+    "text": AssistantBlock,
+    "tool": ToolBlock,
+    "notice": NoticeBlock,
+}
+
+
+def make_block(item: Item) -> Widget:
+    return BLOCKS.get(item.kind, NoticeBlock)(item)
+
+
+class OlderMarker(Static):
+    """`▲ 1,234 earlier items — scroll up or click to load`."""
+
+    DEFAULT_CSS = """
+    OlderMarker { color: $text-muted; text-align: center; width: 1fr; padding: 0 1; }
+    OlderMarker:hover { color: $accent; }
+    """
+
+    count: ClassVar[int] = 0
+
+    def set_count(self, count: int) -> None:
+        self.update(Content(f"▲ {count:,} earlier item{'s' if count != 1 else ''} · "
+                            "scroll up or click to load"))

@@ -1,0 +1,117 @@
+"""The composer (`#composer`): a multi-line input with three ways to send.
+
+`enter` queues a follow-up (next turn), `ctrl+s` steers the running turn (next
+step, wakes an idle agent), `ctrl+t` injects context for the next step without
+waking anyone, `ctrl+j` (or `shift+enter` where the terminal reports it) inserts
+a newline. Pasted text keeps its newlines. `up` on the first line and `down` on
+the last walk through what was sent before.
+
+Keys are resolved through the bindings, not hard-coded, so remapping `followup`
+to another key in the config frees `enter` to insert newlines again.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.widgets import TextArea
+
+HISTORY_LIMIT = 200
+
+
+class Composer(TextArea):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "followup", "Follow-up", id="followup", priority=False),
+        Binding("ctrl+s", "steer", "Steer", id="steer"),
+        Binding("ctrl+t", "inject", "Inject", id="inject"),
+        Binding("ctrl+j,shift+enter", "newline", "Newline", id="newline", show=False),
+    ]
+
+    HELP = "Type a message for the selected agent. enter: follow-up (queued for the next " \
+           "turn) · ctrl+s: steer (delivered at the next step) · ctrl+t: inject context " \
+           "(next step, does not wake the agent) · ctrl+j: newline."
+
+    DEFAULT_CSS = """
+    Composer { height: auto; min-height: 3; max-height: 10; border: round $primary 40%; padding: 0 1; }
+    Composer:focus { border: round $primary; }
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus",
+                         highlight_cursor_line=False, **kwargs)
+        self.sent_history: list[str] = []
+        self._history_index: int | None = None
+        self._draft = ""
+
+    # -- keys ----------------------------------------------------------------------------------
+
+    def _bound_keys(self) -> set[str]:
+        """Keys the composer's own bindings use (after the config's `[keys]` remapping)."""
+        keys: set[str] = set()
+        keymap = getattr(self.app, "_keymap", {}) or {}
+        for binding in self.BINDINGS:
+            assert isinstance(binding, Binding)
+            spec = keymap.get(binding.id or "", binding.key)
+            keys.update(k.strip() for k in spec.split(","))
+        return keys
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key in self._bound_keys():
+            # Not inserted here (prevent_default skips TextArea's own handler); the event
+            # bubbles on to the bindings, which send or insert the newline.
+            event.prevent_default()
+            return
+        await super()._on_key(event)
+
+    def action_newline(self) -> None:
+        if not self.read_only:
+            start, end = self.selection
+            self._replace_via_keyboard("\n", start, end)
+
+    async def action_followup(self) -> None:
+        await self.app.run_action("followup")
+
+    async def action_steer(self) -> None:
+        await self.app.run_action("steer")
+
+    async def action_inject(self) -> None:
+        await self.app.run_action("inject")
+
+    # -- history -------------------------------------------------------------------------------
+
+    def remember(self, text: str) -> None:
+        if text.strip() and (not self.sent_history or self.sent_history[-1] != text):
+            self.sent_history.append(text)
+            del self.sent_history[:-HISTORY_LIMIT]
+        self._history_index = None
+        self._draft = ""
+
+    def action_cursor_up(self, select: bool = False) -> None:
+        if not select and self.cursor_location[0] == 0 and self.sent_history:
+            if self._history_index is None:
+                self._draft = self.text
+                self._history_index = len(self.sent_history)
+            if self._history_index > 0:
+                self._history_index -= 1
+                self._load(self.sent_history[self._history_index])
+            return
+        super().action_cursor_up(select)
+
+    def action_cursor_down(self, select: bool = False) -> None:
+        last_row = self.document.line_count - 1
+        if not select and self._history_index is not None and \
+                self.cursor_location[0] == last_row:
+            self._history_index += 1
+            if self._history_index >= len(self.sent_history):
+                self._history_index = None
+                self._load(self._draft)
+            else:
+                self._load(self.sent_history[self._history_index])
+            return
+        super().action_cursor_down(select)
+
+    def _load(self, text: str) -> None:
+        self.load_text(text)
+        self.move_cursor(self.document.end)

@@ -1,0 +1,195 @@
+"""The inbox pane (`#inbox`): the selected agent's pending work, live and editable.
+
+Two lists, NEXT STEP (steering and injected context, delivered at the next step
+boundary) and NEXT TURN (queued follow-ups, one per turn). Every item shows its
+lane badge, its source, a short id and its text. Items that just left stay a
+moment: a green receipt when the agent claimed them, a struck-through tombstone
+with undo when they were discarded.
+
+The pane re-renders only when the projection changed: inbox snapshots are
+cached tuples, so an identity check tells whether anything moved.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from textual.binding import Binding, BindingType
+from textual.content import Content
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from ..models import AgentView, InboxRow, inbox_rows, short_id, visible
+from .blocks import lane_badge
+
+PREVIEW_LINES = 3
+PREVIEW_CHARS = 240
+HEADERS = {"next-step": "NEXT STEP", "next-turn": "NEXT TURN"}
+HEADER_HINT = {"next-step": "delivered at the next step",
+               "next-turn": "one per turn"}
+
+
+def _preview(text: str) -> Content:
+    text = visible(text)
+    lines = text.splitlines() or [""]
+    shown = lines[:PREVIEW_LINES]
+    body = "\n".join("  " + line[:PREVIEW_CHARS] for line in shown)
+    if len(lines) > PREVIEW_LINES:
+        body += f"\n  … {len(lines) - PREVIEW_LINES} more lines"
+    return Content(body)
+
+
+def row_prompt(row: InboxRow, position: int | None = None) -> Content:
+    """The text of one inbox row (badges first, then the message preview)."""
+    if row.kind == "banner":
+        return Content.styled("⏸ " + row.text, "bold $warning")
+    if row.kind == "header":
+        return Content.assemble((f"{HEADERS[row.target]} · {row.count}", "bold $primary"),
+                                (" · " + HEADER_HINT[row.target], "$text-muted"))
+    message = row.message
+    if row.kind == "tombstone" and row.tombstone is not None:
+        if row.tombstone.kind == "claimed":
+            turn = f" into turn {row.tombstone.turn}" if row.tombstone.turn else ""
+            head = Content.assemble((f"✓ claimed{turn}", "bold $success"),
+                                    (f" · {row.lane}", "$text-muted"))
+            return head + "\n" + _preview(row.text).stylize("$text-muted")
+        head = Content.assemble(("✗ removed", "bold $error"), "  ", lane_badge(row.lane), "  ",
+                                (f"#{short_id(message.id)}", "$text-muted"),
+                                ("  u undo", "$accent"))
+        return head + "\n" + _preview(row.text).stylize("strike $text-muted")
+    number = f"{position}. " if position is not None else ""
+    head = Content.assemble((number, "$text-muted"), lane_badge(row.lane), "  ",
+                            (row.source, "bold"), "  ",
+                            (f"#{short_id(message.id)}", "$text-muted"))
+    return head + "\n" + _preview(row.text)
+
+
+class InboxView(OptionList):
+    """An OptionList of inbox rows; option ids are `msg:<id>`, `tomb:<n>`, `hdr:<target>`."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("e,enter", "edit_item", "Edit", id="edit_item"),
+        Binding("x,delete", "remove_item", "Remove", id="remove_item"),
+        Binding("shift+up", "move_item_up", "Move up", id="move_item_up"),
+        Binding("shift+down", "move_item_down", "Move down", id="move_item_down"),
+        Binding("l", "move_item_lane", "Lane", id="move_item_lane"),
+        Binding("u", "undo_discard", "Undo", id="undo_discard"),
+        Binding("X", "clear_inbox", "Clear", id="clear_inbox"),
+    ]
+
+    HELP = "The selected agent's pending messages. NEXT STEP is delivered at the next " \
+           "step boundary of a running turn; NEXT TURN holds follow-ups, one per turn."
+
+    DEFAULT_CSS = """
+    InboxView { height: 1fr; }
+    InboxView > .option-list--option-disabled { color: $foreground; }
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.view: AgentView | None = None
+        self.rows: list[InboxRow] = []
+        self.render_count = 0
+        self._snapshot: tuple[Any, ...] = ()
+
+    def show(self, view: AgentView | None) -> None:
+        self.view = view
+        self._snapshot = ()
+        self.sync()
+
+    def sync(self, *, force: bool = False) -> None:
+        """Rebuild the rows if the inbox (or its tombstones) changed since the last sync."""
+        view = self.view
+        if view is None:
+            if self.rows or force:
+                self.rows = []
+                self.clear_options()
+            return
+        agent = view.agent
+        inbox = agent.inbox
+        next_step, next_turn = inbox.next_step, inbox.next_turn
+        tombstones = tuple(view.tombstones)
+        paused = getattr(agent, "status", "idle") != "running" and bool(next_step or next_turn) \
+            and not getattr(agent.ctx, "read_only", False)
+        snapshot = (next_step, next_turn, tombstones, paused)
+        if not force and len(snapshot) == len(self._snapshot) and all(
+                a is b or a == b for a, b in zip(snapshot, self._snapshot, strict=True)):
+            return
+        self._snapshot = snapshot
+        keep = self.highlighted_id
+        self.rows = inbox_rows(next_step, next_turn, tombstones, paused=paused)
+        options: list[Option] = []
+        position = 0
+        for number, row in enumerate(self.rows):
+            if row.kind == "item":
+                position += 1
+                options.append(Option(row_prompt(row, position), id=f"msg:{row.message.id}"))
+            elif row.kind == "tombstone":
+                options.append(Option(row_prompt(row), id=f"tomb:{number}"))
+            else:
+                options.append(Option(row_prompt(row), id=f"{row.kind}:{number}",
+                                      disabled=True))
+        self.render_count += 1
+        self.set_options(options)
+        self._restore(keep)
+
+    def _restore(self, keep: str | None) -> None:
+        if keep is not None and keep.startswith("msg:"):
+            try:
+                self.highlighted = self.get_option_index(keep)
+                return
+            except Exception:
+                pass
+        if self.highlighted is None:
+            for index, option in enumerate(self.options):
+                if not option.disabled and option.id and option.id.startswith("msg:"):
+                    self.highlighted = index
+                    return
+
+    @property
+    def highlighted_id(self) -> str | None:
+        option = self.highlighted_option
+        return option.id if option is not None else None
+
+    def highlighted_row(self) -> InboxRow | None:
+        """The row under the cursor (an item or a tombstone), or None."""
+        option = self.highlighted_option
+        if option is None or option.id is None:
+            return None
+        if option.id.startswith("msg:"):
+            message_id = option.id[4:]
+            for row in self.rows:
+                if row.kind == "item" and row.message.id == message_id:
+                    return row
+        elif option.id.startswith("tomb:"):
+            return self.rows[int(option.id[5:])]
+        return None
+
+    def highlight_message(self, message_id: str) -> None:
+        try:
+            self.highlighted = self.get_option_index(f"msg:{message_id}")
+        except Exception:
+            pass
+
+    # -- key actions (implemented once, on the app) -----------------------------------------
+
+    async def action_edit_item(self) -> None:
+        await self.app.run_action("edit_item")
+
+    async def action_remove_item(self) -> None:
+        await self.app.run_action("remove_item")
+
+    async def action_move_item_up(self) -> None:
+        await self.app.run_action("move_item_up")
+
+    async def action_move_item_down(self) -> None:
+        await self.app.run_action("move_item_down")
+
+    async def action_move_item_lane(self) -> None:
+        await self.app.run_action("move_item_lane")
+
+    async def action_undo_discard(self) -> None:
+        await self.app.run_action("undo_discard")
+
+    async def action_clear_inbox(self) -> None:
+        await self.app.run_action("clear_inbox")
