@@ -629,3 +629,71 @@ async def test_rule_request_context_records_the_context_window(make_world):
     await bounded(agent.when_idle())
     assert [e.data for e in events_of(agent, "request/context")] == [
         {"provider": "mock", "model": "mock", "contextWindow": 64000}]
+
+
+async def test_rule_when_idle_from_the_running_listener_waits_for_that_driver(make_world):
+    """§3.2: activity_done is replaced before agent/status{running} is emitted, so a when_idle()
+    issued from the status listener already waits for this driver."""
+    world = make_world([text("reply")])
+    agent = await world.agent()
+    waiters = []
+
+    def on_running(payload):
+        if payload["status"] == "running" and not waiters:
+            waiters.append(asyncio.ensure_future(agent.when_idle()))
+
+    agent.ctx.on("agent/status", on_running)
+    agent.followup(m("go"))
+    await settle(3)
+    assert not waiters[0].done()
+    await bounded(waiters[0])
+    assert turn_reasons(agent) == [{"kind": "completed"}]
+    assert agent.status == "idle"
+
+
+async def test_rule_system_prompt_and_tools_reach_header_and_request(make_world):
+    """§1.5/§6.4: assembled system text and tool schemas are recorded in request/header and sent
+    with the request; a change of the assembly between steps logs a 'change' header."""
+    raw = []
+
+    def entry(reply_):
+        def build(request):
+            raw.append(dict(request))
+            return reply_
+        return build
+
+    world = make_world([entry(tool_call("c1", "echo", {})), entry(text("done"))],
+                       tools=[tool("echo", lambda call: "echoed")])
+    prompt = world.ctx.services["prompt"]
+    prompt.section("persona", "You are terse.")
+    agent = await world.agent()
+
+    def add_section(call):
+        prompt.section("later", "A later section.")
+        return "echoed"
+
+    world.ctx.services["tools"].add(tool("echo", add_section), agent=agent)
+    agent.followup(m("go"))
+    await bounded(agent.when_idle())
+    headers = events_of(agent, "request/header")
+    assert [h.data["reason"] for h in headers] == ["initial", "change"]
+    assert headers[0].data["header"]["system"] == "You are terse."
+    assert [t["name"] for t in headers[0].data["header"]["tools"]] == ["echo"]
+    assert raw[0]["system"] == "You are terse."
+    assert [t["name"] for t in raw[0]["tools"]] == ["echo"]
+    assert raw[1]["system"] == "You are terse.\n\nA later section."
+
+
+async def test_rule_scoped_listeners_unwind_with_the_agent(make_world):
+    """§4.5.4: registrations through agent.ctx unwind on disposal: a later dispatch for that agent
+    is not heard by them, and their own disposer is idempotent afterwards."""
+    from dsh_tui.harness import agent_events
+    world = make_world([])
+    handle = await world.create("scoped")
+    heard = []
+    off = handle.agent.ctx.on("custom/ping", lambda p: heard.append(p["agent"].id))
+    agent_events(world.ctx, handle.agent).emit("custom/ping")
+    await bounded(handle.dispose())
+    agent_events(world.ctx, handle.agent).emit("custom/ping")
+    off()
+    assert heard == ["scoped"]
