@@ -696,3 +696,91 @@ async def test_rule_fresh_signal_per_turn_of_one_drain(make_world):
     assert rec.statuses() == ["running", "idle"]
     assert "a" in request_texts(world.model.requests[1])
     assert request_text(world.model.requests[1])
+
+
+async def test_rule_parked_items_run_before_a_latched_wake(make_world):
+    """§3.3/§6.2: items parked by a keep_inbox cancel stay in next_turn; a wake latched in the same
+    abort window replays at convergence and the drain then runs the parked prompt first, then the
+    latched one, each in its own turn."""
+    world = make_world([hang(), text("P reply"), text("B reply")])
+    agent = await world.agent()
+    agent.followup(m("active"))
+    await in_flight(world, agent)
+    agent.followup(m("P"))
+    agent.cancel(USER, keep_inbox=True)
+    agent.followup(m("B"))
+    await bounded(agent.when_idle())
+    assert user_texts(agent) == ["active", "P", "B"]
+    assert turn_reasons(agent) == [ABORTED_USER, {"kind": "completed"}, {"kind": "completed"}]
+
+
+async def test_rule_keep_inbox_cancel_at_turn_start_leaves_the_prompt_unclaimed(make_world):
+    """§6.2: a cancel observed at the first boundary check (here from a synchronous turn/start
+    observer, keep_inbox so no append is needed) aborts the turn before the claim: turn/start and
+    turn/end{aborted} only, no claim splice, the prompt stays pending and is not replayed."""
+    world = make_world([text("later"), text("latest")])
+    agent = await world.agent()
+    armed = [True]
+
+    def observer(session, event):
+        if session is agent.session and event.type == "turn/start" and armed:
+            armed.clear()
+            agent.cancel(USER, keep_inbox=True)
+
+    world.ctx.on("session/event", observer)
+    p = m("p")
+    agent.followup(p)
+    await bounded(agent.when_idle())
+    await settle()
+    assert types(agent) == ["agent/inbox/spliced", "turn/start", "turn/end"]
+    assert turn_reasons(agent) == [ABORTED_USER]
+    assert agent.inbox.next_turn == (p,)
+    agent.followup(m("q"))
+    await bounded(agent.when_idle())
+    assert user_texts(agent) == ["p", "q"]
+    assert turn_reasons(agent)[1:] == [{"kind": "completed"}] * 2
+
+
+async def test_rule_default_cancel_at_turn_start_with_pending_is_lost(make_world):
+    """§3.3: the same observer without keep_inbox must clear a pending prompt, which needs an
+    append during publication: the cancel raises before aborting, is contained, and the turn runs
+    normally."""
+    world = make_world([text("ran anyway")])
+    agent = await world.agent()
+    errors = []
+
+    def observer(session, event):
+        if session is agent.session and event.type == "turn/start" and not errors:
+            try:
+                agent.cancel(USER)
+            except Exception as error:
+                errors.append(str(error))
+
+    world.ctx.on("session/event", observer)
+    agent.followup(m("p"))
+    await bounded(agent.when_idle())
+    assert errors and "cannot reenter" in errors[0]
+    assert turn_reasons(agent) == [{"kind": "completed"}]
+    assert user_texts(agent) == ["p"]
+
+
+async def test_rule_followup_from_turn_stopping_runs_as_the_next_turn(make_world):
+    """§6.2: a followup queued from agent/turn-stopping does not keep the turn open (only next_step
+    does); the drain continues with it as the next turn without a status change."""
+    world = make_world([text("one"), text("two")])
+    agent = await world.agent()
+    rec = Recorder(world.ctx).status(agent)
+    queued = []
+
+    def stopping(payload):
+        if not queued:
+            queued.append(1)
+            payload["agent"].followup(m("from stopping"))
+
+    world.ctx.on("agent/turn-stopping", stopping)
+    agent.followup(m("go"))
+    await bounded(agent.when_idle())
+    assert [e.data["turn"] for e in events_of(agent, "turn/start")] == [1, 2]
+    assert filtered(agent, "step/start") == ["step/start"] * 2
+    assert user_texts(agent) == ["go", "from stopping"]
+    assert rec.statuses() == ["running", "idle"]
