@@ -408,3 +408,69 @@ async def test_rule_agent_log_derives_identical_history_after_replay(make_world)
     await settle()
     replay = Session("replay", list(agent.session.events))
     assert replay.derive_messages() == agent.session.derive_messages()
+
+
+def test_rule_store_detach_deferred_through_publication_and_announcement():
+    """§1.2.5/§4.2 (store analogue): a session detach requested while one of its appends is being
+    published, or while its session/created dispatch runs, is deferred until that dispatch
+    unwinds; later observers still see the live entry; session/disposed follows once."""
+    ctx = new_world()
+    order = []
+    session = ctx.sessions.prepare("deferred")
+    detach = ctx.sessions.enter(session)
+
+    def first(s, e):
+        order.append(("first", ctx.sessions.get("deferred") is s))
+        detach()
+        order.append(("after-detach", ctx.sessions.get("deferred") is s))
+
+    ctx.on("session/event", first)
+    ctx.on("session/event", lambda s, e: order.append(("second", ctx.sessions.get(s.id) is s)))
+    ctx.on("session/disposed", lambda s: order.append(("disposed", s.id)))
+    ctx.sessions.announce(session)
+    session.append("x/one", {})
+    assert order == [("first", True), ("after-detach", True), ("second", True),
+                     ("disposed", "deferred")]
+    assert ctx.sessions.get("deferred") is None
+    assert [e.type for e in session.events] == ["x/one"]  # still readable
+
+    ctx2 = new_world()
+    seen = []
+    s2 = ctx2.sessions.prepare("during-created")
+    detach2 = ctx2.sessions.enter(s2)
+
+    def on_created(s):
+        detach2()
+        seen.append(("created-listener", ctx2.sessions.get(s.id) is s))
+
+    ctx2.on("session/created", on_created)
+    ctx2.on("session/created", lambda s: seen.append(("second", ctx2.sessions.get(s.id) is s)))
+    ctx2.on("session/disposed", lambda s: seen.append(("disposed", s.id)))
+    ctx2.sessions.announce(s2)
+    assert seen == [("created-listener", True), ("second", True),
+                    ("disposed", "during-created")]
+    assert ctx2.sessions.get("during-created") is None
+
+
+def test_rule_store_stale_detach_and_double_announce():
+    """§4.2 (store analogue): a stale detach cannot remove a later same-id session; announcing
+    twice raises; an entered-but-never-announced session detaches without session/disposed."""
+    ctx = new_world()
+    disposed = []
+    ctx.on("session/disposed", lambda s: disposed.append(s.id))
+    first = ctx.sessions.prepare("same")
+    detach_first = ctx.sessions.enter(first)
+    ctx.sessions.announce(first)
+    with pytest.raises(Exception, match="already announced"):
+        ctx.sessions.announce(first)
+    detach_first()
+    second = ctx.sessions.prepare("same")
+    detach_second = ctx.sessions.enter(second)
+    detach_first()
+    assert ctx.sessions.get("same") is second
+    detach_second()
+    assert disposed == ["same"]
+    live = ctx.sessions.create("live")
+    with pytest.raises(Exception, match="already exists"):
+        ctx.sessions.enter(Session("live"))
+    assert ctx.sessions.get("live") is live
