@@ -697,3 +697,66 @@ async def test_rule_scoped_listeners_unwind_with_the_agent(make_world):
     agent_events(world.ctx, handle.agent).emit("custom/ping")
     off()
     assert heard == ["scoped"]
+
+
+async def test_rule_disposal_from_a_step_start_observer(make_world):
+    """§9.7: disposal started from a synchronous step/start session-event listener stops before
+    adapter dispatch; by the code a balanced turn/end{aborted,{disposed}} is written."""
+    world = make_world([text("should not stream")])
+    handle = await world.create("step-dispose")
+    agent = handle.agent
+    holder = {}
+
+    def observer(session, event):
+        if session is agent.session and event.type == "step/start" and not holder:
+            holder["disposal"] = handle.dispose()
+
+    world.ctx.on("session/event", observer)
+    agent.followup(m("go"))
+    await until(lambda: "disposal" in holder)
+    await bounded(holder["disposal"])
+    assert world.model.requests == []
+    assert filtered(agent, "assistant/chunk") == []
+    assert turn_reasons(agent) == [{"kind": "aborted", "reason": {"kind": "disposed"}}]
+    assert filtered(agent, "step/start", "step/end") == ["step/start", "step/end"]
+
+
+async def test_rule_tool_cancel_then_followup_is_latched(make_world):
+    """§3.2/§3.3: a tool that cancels its own turn and then sends a followup: the followup lands
+    after the abort, is rerouted/latched and replays after convergence."""
+    def body(call):
+        call.agent.cancel(USER)
+        call.agent.followup(m("after self-cancel"))
+        return "cancelled myself"
+
+    world = make_world([tool_call("c1", "t", {}), text("replayed")], tools=[tool("t", body)])
+    agent = await world.agent()
+    agent.followup(m("go"))
+    await bounded(agent.when_idle())
+    assert user_texts(agent) == ["go", "after self-cancel"]
+    assert turn_reasons(agent) == [ABORTED_USER, {"kind": "completed"}]
+    assert len(world.model.requests) == 2
+
+
+async def test_rule_middleware_error_on_a_later_step(make_world):
+    """§6.2/§6.4: an agent/request failure on the tool follow-up request ends the turn error at
+    that step (agent/error reports step 2), after the first step's records."""
+    world = make_world([tool_call("c1", "t", {}), text("never")],
+                       tools=[tool("t", lambda call: "ok")])
+    agent = await world.agent()
+    errors = []
+
+    async def middleware(payload, next_):
+        if payload["step"] == 2:
+            raise RuntimeError("second request refused")
+        return await next_()
+
+    world.ctx.on("agent/request", middleware)
+    world.ctx.on("agent/error", lambda p: errors.append((p["turn"], p["step"])))
+    agent.followup(m("go"))
+    await bounded(agent.when_idle())
+    assert errors == [(1, 2)]
+    assert turn_reasons(agent) == [{"kind": "error", "error": {
+        "message": "second request refused", "code": "UNKNOWN"}}]
+    assert len(world.model.requests) == 1
+    assert filtered(agent, "step/start", "step/end") == ["step/start", "step/end"] * 2

@@ -337,6 +337,9 @@ async def test_c82_fork_continues_numbering(make_world):
     history = world.model.requests[1]["messages"]
     assert [msg["role"] for msg in history] == ["user", "assistant", "user"]
     assert user_texts(child) == ["parent prompt", "child prompt"]
+    # the seed already holds a request/header, so the child's first request logs 'resume'
+    assert [e.data["reason"] for e in events_of(child, "request/header")] == ["initial",
+                                                                              "resume"]
 
 
 async def test_rule_forked_child_does_not_inherit_pending_items(make_world):
