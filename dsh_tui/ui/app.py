@@ -25,7 +25,7 @@ from dsh_tui.harness import UserMessage, user_message
 from .bridge import Bridge, FlushBatch
 from .config import ConfigError, UiConfig, save_setting
 from .keys import ACTIONS, keys_for
-from .models import LANE_TARGET, LANES, AgentView, format_tokens, with_lane
+from .models import LANE_TARGET, LANES, AgentView, format_tokens, source_for, with_lane
 from .screens.confirm import ConfirmScreen
 from .screens.edit import EditScreen
 from .screens.help import HelpScreen
@@ -298,7 +298,7 @@ class DshApp(App[None]):
             self.say("No agent selected: ctrl+n creates one.", "warning")
         return agent
 
-    def _name(self, agent_id: str) -> str:
+    def display_name(self, agent_id: str) -> str:
         view = self.bridge.views.get(agent_id)
         return view.name if view is not None else agent_id
 
@@ -324,11 +324,11 @@ class DshApp(App[None]):
         composer.clear()
 
     def _send_text(self, agent: Any, text: str, lane: str) -> bool:
-        message = user_message(text, source={"kind": "user", "lane": lane})
+        message = user_message(text, source=source_for(lane))
         try:
             getattr(agent, SENDERS[lane])(message)
         except Exception as error:
-            self.say(f"Could not send to {self._name(agent.id)}: {error}", "error")
+            self.say(f"Could not send to {self.display_name(agent.id)}: {error}", "error")
             return False
         return True
 
@@ -352,7 +352,7 @@ class DshApp(App[None]):
             self.say(f"Could not deliver the kept inbox: {error}", "error")
             return
         self.say(f"Delivering {count} kept item{'s' if count != 1 else ''} to "
-                 f"{self._name(agent.id)}.")
+                 f"{self.display_name(agent.id)}.")
 
     def action_followup(self) -> None:
         self._send("follow-up")
@@ -376,7 +376,7 @@ class DshApp(App[None]):
         agent = self._writable_agent()
         if agent is None:
             return
-        name = self._name(agent.id)
+        name = self.display_name(agent.id)
         if agent.status != "running":
             self.say(f"{name} is not running.")
             return
@@ -392,7 +392,7 @@ class DshApp(App[None]):
         agent = self._writable_agent()
         if agent is None:
             return
-        name = self._name(agent.id)
+        name = self.display_name(agent.id)
         pending = len(agent.inbox.next_turn) + len(agent.inbox.next_step)
         running = agent.status == "running"
         if not running and not pending:
@@ -437,9 +437,9 @@ class DshApp(App[None]):
 
         def send(text: str, lane: str) -> None:
             if self._send_text(agent, text, lane):
-                self.say(f"Sent your edited text to {self._name(agent.id)} as a new {lane}.")
+                self.say(f"Sent your edited text to {self.display_name(agent.id)} as a new {lane}.")
 
-        screen = EditScreen(agent_name=self._name(agent.id), message=message, lane=row.lane,
+        screen = EditScreen(agent_name=self.display_name(agent.id), message=message, lane=row.lane,
                             on_save=save, on_send=send)
         self._edit = (screen, agent.id, message.id)
 
@@ -561,7 +561,7 @@ class DshApp(App[None]):
 
         self.push_screen(ConfirmScreen(
             f"Clear {pending} pending item{'s' if pending != 1 else ''} of "
-            f"{self._name(agent.id)}?", "The running turn, if any, continues.", yes="Clear"),
+            f"{self.display_name(agent.id)}?", "The running turn, if any, continues.", yes="Clear"),
             answer)
 
     # -- agents --------------------------------------------------------------------------------
@@ -603,17 +603,17 @@ class DshApp(App[None]):
         if agent is None:
             return
         self._children += 1
-        self._spawn(agent, f"{self._name(agent.id)} › child {self._children}")
+        self._spawn(agent, f"{self.display_name(agent.id)} › child {self._children}")
 
     @work(group="agents", exit_on_error=False)
     async def _spawn(self, parent: Any, title: str) -> None:
         try:
             handle = await spawn_child(parent, title=title)
         except Exception as error:
-            self.say(f"Could not spawn a child of {self._name(parent.id)}: {error}", "error")
+            self.say(f"Could not spawn a child of {self.display_name(parent.id)}: {error}", "error")
             return
         await self._adopt(handle.agent.id)
-        self.say(f"Spawned {title}, owned by {self._name(parent.id)}. Type its task below.",
+        self.say(f"Spawned {title}, owned by {self.display_name(parent.id)}. Type its task below.",
                  timeout=3)
         self.composer.focus()
 
@@ -621,7 +621,7 @@ class DshApp(App[None]):
         agent = self._writable_agent()
         if agent is None:
             return
-        name = self._name(agent.id)
+        name = self.display_name(agent.id)
         handle = self.handles.get(agent.id)
         if handle is None:
             self.say(f"{name} was started by its parent's tool, which owns it: dispose its "
@@ -716,7 +716,7 @@ class DshApp(App[None]):
             self.say(f"Could not resume {session_id}: {error}", "error")
             return
         await self._adopt(handle.agent.id)
-        self.say(f"Resumed {self._name(handle.agent.id)}.", timeout=3)
+        self.say(f"Resumed {self.display_name(handle.agent.id)}.", timeout=3)
 
     def action_toggle_reasoning(self) -> None:
         self.transcript.action_toggle_reasoning()

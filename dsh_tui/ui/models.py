@@ -118,7 +118,7 @@ def source_label(source: Mapping[str, Any] | None) -> str:
     """Who sent it: "you", a plugin or tool name, or the source kind."""
     source = source if isinstance(source, Mapping) else {}
     kind = source.get("kind")
-    if kind == "user":
+    if kind == "user" or source.get("lane") in LANES:  # the app marks what a person typed
         return "you"
     if kind == "plugin":
         return str(source.get("plugin") or "plugin")
@@ -127,9 +127,25 @@ def source_label(source: Mapping[str, Any] | None) -> str:
     return str(kind or "unknown")
 
 
+def source_for(lane: str) -> dict[str, Any]:
+    """The source of text a person sends in `lane`.
+
+    Follow-ups and steers are prompts (`kind: user`). Injected text is context, and
+    context is what `kind: plugin` means to the harness and to models that tell
+    the two apart (the demo reacts to it as context), so an inject is filed as the
+    app's plugin context. Either way `lane` records what the person chose.
+    """
+    if lane == "inject":
+        return {"kind": "plugin", "plugin": "dsh-tui", "lane": lane}
+    return {"kind": "user", "lane": lane}
+
+
 def with_lane(source: Mapping[str, Any] | None, lane: str) -> dict[str, Any]:
-    """A copy of `source` that records the lane chosen by the person."""
-    out = dict(source) if isinstance(source, Mapping) else {"kind": "user"}
+    """The source of a message re-filed into `lane` by the person (same id)."""
+    out = dict(source) if isinstance(source, Mapping) else {}
+    if out.get("kind") in (None, "user", "plugin") and (out.get("lane") in LANES or
+                                                        out.get("kind") in (None, "user")):
+        return source_for(lane)  # typed by a person: the lane decides the kind
     out["lane"] = lane
     return out
 
@@ -662,7 +678,7 @@ class Tombstone:
 class InboxRow:
     """One line group of the inbox pane, computed from a projection snapshot."""
 
-    kind: str  # header | item | tombstone | banner
+    kind: str  # header | item | tombstone | banner | hint
     text: str = ""
     target: str = ""
     index: int = 0
@@ -686,6 +702,9 @@ def inbox_rows(next_step: Sequence[Any], next_turn: Sequence[Any],
             rows.append(InboxRow("item", text=message.text, target=target, index=index,
                                  message=message, lane=lane_of(message.source, target),
                                  source=source_label(message.source)))
+    if not next_step and not next_turn:
+        rows.append(InboxRow("hint", text="Empty. What you send while the agent works waits "
+                                         "here, where you can edit, reorder or re-file it."))
     for tombstone in tombstones:
         rows.append(InboxRow("tombstone", text=tombstone.message.text, target=tombstone.target,
                              message=tombstone.message, lane=tombstone.lane,

@@ -60,7 +60,9 @@ class AgentTree(Tree[str]):
         """Add nodes for new agents (under their owners), remove nodes of disposed ones."""
         live = {agent.id: agent for agent in agents.list()}
         for agent_id in [a for a in self.nodes if a not in live]:
-            node = self.nodes.pop(agent_id)
+            node = self.nodes.pop(agent_id, None)
+            if node is None:
+                continue  # removed with its owner's subtree
             for child_id in [c for c, n in self.nodes.items() if _is_below(n, node)]:
                 self.nodes.pop(child_id)
             node.remove()

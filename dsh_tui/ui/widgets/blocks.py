@@ -124,6 +124,7 @@ class ReasoningBlock(Static, TranscriptBlock):
     DEFAULT_CSS = """
     ReasoningBlock { padding: 0 1; color: $text-muted; text-style: italic; margin-top: 1; }
     ReasoningBlock.-streaming { color: $text-secondary; }
+    ReasoningBlock.-collapsed { text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     def __init__(self, item: Item, expanded: bool = False) -> None:
@@ -139,6 +140,7 @@ class ReasoningBlock(Static, TranscriptBlock):
         self.set_class(item.streaming, "-streaming")
         text = item.current_text()
         lines = text.count("\n") + 1 if text else 0
+        self.set_class(not self.expanded, "-collapsed")
         if self.expanded:
             head = Content.styled("▾ reasoning", "bold")
             self.update(head + "\n" + Content(visible(_cap(text))))

@@ -25,8 +25,7 @@ from .blocks import lane_badge
 PREVIEW_LINES = 3
 PREVIEW_CHARS = 240
 HEADERS = {"next-step": "NEXT STEP", "next-turn": "NEXT TURN"}
-HEADER_HINT = {"next-step": "delivered at the next step",
-               "next-turn": "one per turn"}
+HEADER_HINT = {"next-step": "steer · inject", "next-turn": "follow-ups"}
 
 
 def _preview(text: str) -> Content:
@@ -43,6 +42,8 @@ def row_prompt(row: InboxRow, position: int | None = None) -> Content:
     """The text of one inbox row (badges first, then the message preview)."""
     if row.kind == "banner":
         return Content.styled("⏸ " + row.text, "bold $warning")
+    if row.kind == "hint":
+        return Content.styled(row.text, "$text-muted")
     if row.kind == "header":
         return Content.assemble((f"{HEADERS[row.target]} · {row.count}", "bold $primary"),
                                 (" · " + HEADER_HINT[row.target], "$text-muted"))

@@ -156,8 +156,13 @@ class Transcript(VerticalScroll):
             widgets.append(block)
         if not items:
             hint = ("This session is empty." if getattr(view.agent.ctx, "read_only", False) else
-                    "No messages yet. Type below: enter sends a follow-up, ctrl+s steers the "
-                    "running turn, ctrl+t injects context for the next step.")
+                    "No messages yet. Type below and press enter.\n\n"
+                    "Try \"compare two designs for a cache\": the agent thinks, answers in "
+                    "Markdown and may hand work to a sub-agent, which appears under it in "
+                    "the tree.\nWhile it works, type more: enter queues a follow-up for the "
+                    "next turn, ctrl+s steers the running turn, ctrl+t injects context. "
+                    "Queued messages wait in the inbox on the right, where e edits them.\n"
+                    "escape stops the agent and keeps its inbox; f1 lists every key.")
             self._hint = EmptyHint(Content(hint))
             widgets.append(self._hint)
         await self.mount_all(widgets)

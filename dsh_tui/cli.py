@@ -1,0 +1,216 @@
+"""The `dsh-tui` command line.
+
+    dsh-tui                      the app: DeepSeek when DEEPSEEK_API_KEY is set, else the demo
+    dsh-tui --resume ID          reopen a saved session (its sub-agents come back under it)
+    dsh-tui view FILE            any session log, read-only (ours or the upstream harness's)
+    dsh-tui sessions             list saved sessions
+    dsh-tui --version
+
+Imports are deferred: `--version` must answer without loading Textual, and a
+mistake (a broken config file, an unknown provider) is reported as one line
+naming the problem, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dsh_tui.ui.config import UiConfig
+
+PROVIDERS = ("demo", "deepseek", "openai-compatible")
+DEFAULT_MODELS = {"demo": "demo", "deepseek": "deepseek-v4-flash"}
+EXIT_USAGE = 2
+
+
+class CliError(Exception):
+    """A problem the person can fix; printed as one line, exit code 2."""
+
+
+def version() -> str:
+    try:
+        from importlib.metadata import version as dist_version
+
+        return dist_version("dsh-tui")
+    except Exception:
+        return "0.1.0"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # one line, not usage + error
+        raise CliError(f"{message} (dsh-tui --help lists the options)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="dsh-tui", description="Watch and steer several LLM agents at once.")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    parser.add_argument("--provider", help="demo, deepseek or openai-compatible "
+                                           "(default: deepseek with DEEPSEEK_API_KEY, else demo)")
+    parser.add_argument("--model", help="model name (deepseek default: deepseek-v4-flash)")
+    parser.add_argument("--base-url", help="an OpenAI-compatible server (vLLM, llama.cpp, Ollama…)")
+    parser.add_argument("--theme", help="dark, light, high-contrast or any Textual theme")
+    parser.add_argument("--resume", metavar="ID", help="reopen a saved session by id")
+    parser.add_argument("--config", type=Path, help="config file (default: the platformdirs "
+                                                    "config dir's dsh-tui/config.toml)")
+    parser.add_argument("--data-dir", type=Path, help="where sessions are saved (default: the "
+                                                      "platformdirs data dir)")
+    commands = parser.add_subparsers(dest="command", parser_class=_Parser)
+    view = commands.add_parser("view", help="open a session log read-only")
+    view.add_argument("file", type=Path)
+    commands.add_parser("sessions", help="list saved sessions")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        if args.version:
+            print(f"dsh-tui {version()}")
+            return 0
+        if args.command == "view":
+            return run_view(args)
+        if args.command == "sessions":
+            return list_sessions(args)
+        return run_app(args)
+    except CliError as error:
+        print(f"dsh-tui: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+# ---- pieces ---------------------------------------------------------------------------------
+
+
+def load_settings(args: argparse.Namespace) -> UiConfig:
+    from dsh_tui.ui.config import ConfigError, load_config
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as error:
+        raise CliError(f"bad config file: {error}") from None
+    if args.theme:
+        config.theme = args.theme
+    return config
+
+
+def resolve_route(args: argparse.Namespace, config: UiConfig,
+                  env: dict[str, str] | os._Environ[str] = os.environ) -> tuple[str, str]:
+    """(provider, model) from the flags, then the config file, then the environment."""
+    has_key = bool(env.get("DEEPSEEK_API_KEY"))
+    provider = args.provider or config.provider or ("deepseek" if has_key else "demo")
+    if provider == "deepseek-official":
+        provider = "deepseek"
+    if provider not in PROVIDERS:
+        raise CliError(f'unknown provider "{provider}" (choose demo, deepseek or '
+                       "openai-compatible)")
+    if provider == "deepseek" and not has_key:
+        raise CliError("provider deepseek needs DEEPSEEK_API_KEY in the environment")
+    base_url = args.base_url or config.base_url
+    if provider == "openai-compatible" and not base_url:
+        raise CliError("provider openai-compatible needs --base-url (or base_url in the "
+                       "config file)")
+    model = args.model or (config.model if config.provider in (None, provider) else None) \
+        or DEFAULT_MODELS.get(provider)
+    if not model:
+        raise CliError(f"provider {provider} needs --model")
+    return provider, model
+
+
+def _persistence(args: argparse.Namespace) -> Any:
+    from dsh_tui.harness.persistence import JsonlPersistence
+
+    try:
+        return JsonlPersistence(args.data_dir)
+    except (OSError, ValueError) as error:
+        raise CliError(f"cannot use the sessions directory: {error}") from None
+
+
+def run_app(args: argparse.Namespace) -> int:
+    import asyncio
+
+    config = load_settings(args)
+    provider, model = resolve_route(args, config)
+    config.provider, config.model = provider, model
+    config.base_url = args.base_url or config.base_url
+    persistence = _persistence(args)
+    return asyncio.run(_run_app(args, config, persistence))
+
+
+async def _run_app(args: argparse.Namespace, config: UiConfig, persistence: Any) -> int:
+    from dsh_tui.compose import build_context, default_providers
+    from dsh_tui.ui.app import DshApp
+    from dsh_tui.ui.world import HandleBook, create_agent, new_agent_id, resume_tree
+
+    providers = default_providers(demo_speed=config.demo_speed, base_url=config.base_url)
+    if config.provider not in providers:
+        raise CliError(f"provider {config.provider} is not available")
+    ctx = build_context(providers=providers, persistence=persistence)
+    try:
+        if args.resume:
+            headers = persistence.list_sessions()
+            if not any(h.get("id") == args.resume for h in headers):
+                raise CliError(f'no saved session "{args.resume}" in {persistence.root} '
+                               "(dsh-tui sessions lists them)")
+            try:
+                await resume_tree(ctx, args.resume, headers)
+            except Exception as error:
+                raise CliError(f'cannot resume "{args.resume}": {error}') from None
+        else:
+            title = "demo" if config.provider == "demo" else "main"
+            try:
+                await create_agent(ctx, provider=config.provider, model=config.model,
+                                   title=title, session_id=new_agent_id(title))
+            except Exception as error:
+                raise CliError(f"cannot start the first agent: {error}") from None
+        app = DshApp(ctx, config)
+        await app.run_async()
+    finally:
+        await HandleBook.of(ctx).dispose_all()
+        await ctx.scope.dispose()
+    return 0
+
+
+def run_view(args: argparse.Namespace) -> int:
+    from dsh_tui.compose import open_log
+
+    path: Path = args.file
+    if not path.is_file():
+        raise CliError(f"no such file: {path}")
+    config = load_settings(args)
+    config.path = None if args.theme else config.path
+    try:
+        ctx = open_log(path)
+    except Exception as error:
+        raise CliError(f"cannot open {path}: {error}") from None
+    from dsh_tui.ui.app import DshApp
+
+    DshApp(ctx, config).run()
+    return 0
+
+
+def list_sessions(args: argparse.Namespace) -> int:
+    import datetime as dt
+
+    persistence = _persistence(args)
+    headers = persistence.list_sessions()
+    if not headers:
+        print(f"no saved sessions in {persistence.root}")
+        return 0
+    for header in headers:
+        created = header.get("createdAt")
+        when = dt.datetime.fromtimestamp(created / 1000).strftime("%Y-%m-%d %H:%M") \
+            if isinstance(created, int) else "?"
+        line = f"{when}  {header.get('id')}"
+        if header.get("origin") == "subagent":
+            line += f"  (sub-agent of {header.get('parentSession')})"
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

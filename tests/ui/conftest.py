@@ -1,0 +1,102 @@
+"""Shared helpers for the UI tests: a scripted world, an app over it, and settling.
+
+Tests never read the person's files: DSH_TUI_CONFIG points into tmp_path, and
+the app gets `config=None` (the defaults) unless a test passes its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import pytest
+
+from dsh_tui.compose import build_context
+from dsh_tui.harness import user_message
+from dsh_tui.llm.scripted import ScriptedModel
+from dsh_tui.ui.app import DshApp
+from dsh_tui.ui.world import create_agent
+
+SIZE = (150, 42)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_config(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DSH_TUI_CONFIG", str(tmp_path / "no-user-config.toml"))
+    monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
+
+
+def world(script: Iterable[Any] = ()) -> tuple[Any, ScriptedModel]:
+    model = ScriptedModel(list(script))
+    ctx = build_context(providers={"mock": model}, tools=[], retry=False, system_prompt=None)
+    return ctx, model
+
+
+async def add_agent(ctx: Any, agent_id: str, title: str | None = None, owner: Any = None,
+                    ) -> Any:
+    meta = None
+    where = ctx
+    if owner is not None:
+        where = owner.ctx
+        meta = {"parentSession": owner.id, "origin": "subagent", "delegationDepth": 1}
+    handle = await create_agent(where, provider="mock", model="mock", title=title,
+                                session_id=agent_id, meta=meta)
+    return handle.agent
+
+
+def msg(text: str, id: str, lane: str | None = None) -> Any:
+    from dsh_tui.ui.models import source_for
+
+    return user_message(text, id=id, source=source_for(lane) if lane else None)
+
+
+async def settle(pilot: Any, rounds: int = 3) -> None:
+    """Flush the bridge now and let every queued widget update run."""
+    app = pilot.app
+    for _ in range(rounds):
+        app.bridge.flush()
+        await pilot.pause()
+
+
+async def wait_until(pilot: Any, predicate: Callable[[], bool], rounds: int = 400) -> None:
+    """Poll (pausing the app between checks) until `predicate()`; fail if it never holds."""
+    for _ in range(rounds):
+        if predicate():
+            return
+        await pilot.pause(0.005)
+    assert predicate(), "condition never became true"
+
+
+async def idle(pilot: Any, *agents: Any) -> None:
+    for agent in agents:
+        await asyncio.wait_for(agent.when_idle(), 10)
+    await settle(pilot)
+
+
+def make_app(ctx: Any, config: Any = None) -> DshApp:
+    app = DshApp(ctx, config)
+    return app
+
+
+def screen_text(app: Any) -> str:
+    """Everything visible on the screen, as plain text (for 'is it shown' checks)."""
+    from rich.console import Console
+
+    console = Console(record=True, width=app.size.width, height=app.size.height,
+                      color_system=None, file=open("/dev/null", "w"))  # noqa: SIM115
+    lines = app.screen._compositor.render_update(full=True)
+    console.print(lines)
+    return console.export_text()
+
+
+def transcript_text(app: Any) -> str:
+    parts = []
+    for block in app.transcript.query("*"):
+        render = getattr(block, "render", None)
+        if block.__class__.__name__ in ("UserBlock", "NoticeBlock", "ToolBlock",
+                                        "ReasoningBlock", "Separator"):
+            parts.append(str(render()))
+        elif block.__class__.__name__ == "AssistantBlock":
+            parts.append(block.source)
+    return "\n".join(parts)

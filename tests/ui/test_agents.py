@@ -1,0 +1,212 @@
+"""The agent tree and the agent-level keys: create, own, dispose, select, cancel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dsh_tui.llm.scripted import hang, text
+from dsh_tui.ui.screens.confirm import ConfirmScreen
+from dsh_tui.ui.world import HandleBook
+
+from .conftest import SIZE, add_agent, idle, make_app, msg, screen_text, settle, wait_until, world
+
+
+def tree_paths(app: Any) -> list[str]:
+    """`parent/child` paths of every node, in tree order."""
+    out = []
+
+    def walk(node: Any, prefix: str) -> None:
+        for child in node.children:
+            path = f"{prefix}{child.data}"
+            out.append(path)
+            walk(child, path + "/")
+
+    walk(app.tree.root, "")
+    return out
+
+
+async def test_tree_follows_creation_ownership_and_disposal() -> None:
+    ctx, _ = world([])
+    planner = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert tree_paths(app) == ["planner"]
+        second = await add_agent(ctx, "scratch", "scratch pad")
+        child = await add_agent(ctx, "researcher", "researcher", owner=planner)
+        grandchild = await add_agent(ctx, "reader", "reader", owner=child)
+        await settle(pilot)
+        assert tree_paths(app) == ["planner", "planner/researcher",
+                                   "planner/researcher/reader", "scratch"]
+        assert ctx.agents.is_owned_by("reader", child)
+        shown = screen_text(app)
+        assert "scratch pad" in shown and "researcher" in shown
+        await HandleBook.of(ctx).get("researcher").dispose()
+        await settle(pilot)
+        assert tree_paths(app) == ["planner", "scratch"]
+        assert second.id in app.tree.nodes and grandchild.id not in app.tree.nodes
+
+
+async def test_row_shows_status_turn_pending_and_model() -> None:
+    ctx, _ = world([hang()])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    app.animation_level = "none"
+    async with app.run_test(size=SIZE) as pilot:
+        agent.followup(msg("go", "m0"))
+        await wait_until(pilot, lambda: agent.status == "running")
+        agent.steer(msg("s", "s1", "steer"))
+        agent.followup(msg("f", "f1"))
+        await settle(pilot)
+        assert app.tree.nodes["planner"].label.plain == "● planner t1 ⚑1 ↩1 mock"
+        agent.cancel(keep_inbox=True)
+        await idle(pilot, agent)
+        assert app.tree.nodes["planner"].label.plain == "⏸ planner t1 ⚑1 ↩1 mock"
+
+
+async def test_selecting_a_row_points_transcript_and_inbox_at_it() -> None:
+    ctx, _ = world([text("from planner")])
+    planner = await add_agent(ctx, "planner", "planner")
+    other = await add_agent(ctx, "other", "other")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        planner.followup(msg("hello planner", "m1"))
+        other.inbox.append("next-turn", msg("waiting for other", "o1"))
+        await idle(pilot, planner)
+        assert app.selected_id == "planner"
+        app.tree.focus()
+        await pilot.press("down")
+        await settle(pilot)
+        assert app.selected_id == "other"
+        shown = screen_text(app)
+        assert "Transcript · other" in shown and "waiting for other" in shown
+        assert "hello planner" not in shown
+        await pilot.press("up")
+        await settle(pilot)
+        assert "hello planner" in screen_text(app)
+
+
+async def test_ctrl_n_creates_a_root_and_c_spawns_an_owned_child() -> None:
+    ctx, _ = world([text("child answer")])
+    planner = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+n")
+        await wait_until(pilot, lambda: len(ctx.agents.roots()) == 2)
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        new = [a for a in ctx.agents.roots() if a is not planner][0]
+        assert app.selected_id == new.id and new.options.provider == "mock"
+        assert app.bridge.views[new.id].name == "agent 2"
+        app.select_agent("planner")
+        app.tree.focus()
+        await pilot.press("c")
+        await wait_until(pilot, lambda: len(ctx.agents.children_of(planner)) == 1)
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        child = ctx.agents.children_of(planner)[0]
+        assert ctx.agents.is_owned_by(child.id, planner)
+        assert child.session.header["origin"] == "subagent"
+        assert child.session.header["parentSession"] == "planner"
+        assert f"planner/{child.id}" in tree_paths(app)
+        assert app.selected_id == child.id and app.focused is app.composer
+        await pilot.press(*"do the sub-task")
+        await pilot.press("enter")
+        await idle(pilot, child)
+        assert "child answer" in screen_text(app)
+
+
+async def test_dispose_asks_first() -> None:
+    ctx, _ = world([])
+    await add_agent(ctx, "planner", "planner")
+    doomed = await add_agent(ctx, "doomed", "doomed")
+    await add_agent(ctx, "doomed-child", "kid", owner=doomed)
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.select_agent("doomed", focus_tree=True)
+        await pilot.press("d")
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "Dispose doomed and its 1 sub-agent?" in screen_text(app)
+        await pilot.press("n")
+        assert ctx.agents.get("doomed") is not None
+        await pilot.press("d")
+        await pilot.press("y")
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        assert ctx.agents.get("doomed") is None and ctx.agents.get("doomed-child") is None
+        assert tree_paths(app) == ["planner"] and app.selected_id == "planner"
+
+
+async def test_an_agent_without_a_handle_is_not_disposed_silently() -> None:
+    ctx, _ = world([])
+    owner = await add_agent(ctx, "planner", "planner")
+    await add_agent(ctx, "tool-child", "tool child", owner=owner)
+    HandleBook.of(ctx).forget("tool-child")  # as if a tool had created it
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.select_agent("tool-child", focus_tree=True)
+        await pilot.press("d")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert any("dispose its owner" in n.message for n in app._notifications)
+
+
+async def test_escape_cancels_and_keeps_the_inbox_then_enter_delivers_it() -> None:
+    ctx, model = world([hang(), text("resumed")])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        agent.followup(msg("long job", "m0"))
+        await wait_until(pilot, lambda: agent.status == "running")
+        agent.followup(msg("next one", "q1"))
+        agent.inject(msg("a note", "n1", "inject"))
+        await settle(pilot)
+        await pilot.press("escape")
+        await idle(pilot, agent)
+        ends = [e.data["reason"] for e in agent.session.events if e.type == "turn/end"]
+        assert ends == [{"kind": "aborted", "reason": {"kind": "user"}}]
+        assert [m.id for m in agent.inbox.next_turn] == ["q1"]
+        assert [m.id for m in agent.inbox.next_step] == ["n1"]
+        shown = screen_text(app)
+        assert "paused" in shown and "aborted · cancelled by you" in shown
+        await pilot.press("enter")  # empty composer: deliver what was kept, in order
+        await idle(pilot, agent)
+        users = [e.data["id"] for e in agent.session.events if e.type == "user/message"]
+        assert users == ["m0", "n1", "q1"] and not agent.inbox.has_pending
+        assert "resumed" in screen_text(app)
+
+
+async def test_ctrl_l_cancels_and_clears_after_asking() -> None:
+    ctx, _ = world([hang()])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        agent.followup(msg("long job", "m0"))
+        await wait_until(pilot, lambda: agent.status == "running")
+        agent.followup(msg("next one", "q1"))
+        await settle(pilot)
+        await pilot.press("ctrl+l")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("escape")  # escape answers no
+        assert agent.status == "running" and agent.inbox.has_pending
+        await pilot.press("ctrl+l")
+        await pilot.press("y")
+        await idle(pilot, agent)
+        assert not agent.inbox.has_pending
+        ends = [e.data["reason"]["kind"] for e in agent.session.events if e.type == "turn/end"]
+        assert ends == ["aborted"]
+        assert "✗ removed" in screen_text(app)
+
+
+async def test_escape_on_an_idle_agent_only_says_so() -> None:
+    ctx, _ = world([])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        agent.inbox.append("next-turn", msg("kept", "q1"))
+        await pilot.press("escape")
+        await pilot.pause()
+        assert any("not running" in n.message for n in app._notifications)
+        assert [m.id for m in agent.inbox.next_turn] == ["q1"]

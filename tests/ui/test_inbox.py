@@ -1,0 +1,221 @@
+"""Inbox operations from the keyboard: edit, the edit-while-claimed race, remove and
+undo, move, re-file between lanes, clear with confirmation."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from dsh_tui.llm.scripted import hang, text
+from dsh_tui.ui.screens.confirm import ConfirmScreen
+from dsh_tui.ui.screens.edit import EditScreen
+
+from .conftest import SIZE, add_agent, idle, make_app, msg, screen_text, settle, wait_until, world
+
+
+async def running_with_queue(pilot: Any, agent: Any, *queued: Any) -> None:
+    """Start a hanging turn, then queue `queued` (appended to their lists)."""
+    agent.followup(msg("start", "m0"))
+    await wait_until(pilot, lambda: agent.status == "running")
+    for message, target in queued:
+        agent.inbox.append(target, message)
+    await settle(pilot)
+
+
+def ids(items: Any) -> list[str]:
+    return [m.id for m in items]
+
+
+async def focus_item(pilot: Any, message_id: str) -> None:
+    app = pilot.app
+    app.inbox.focus()
+    app.inbox.highlight_message(message_id)
+    await pilot.pause()
+    assert app.inbox.highlighted_id == f"msg:{message_id}"
+
+
+async def test_edit_dialog_saves_with_the_same_id() -> None:
+    ctx, _ = world([hang()])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await running_with_queue(pilot, agent, (msg("draft text", "q1"), "next-turn"),
+                                 (msg("other", "q2"), "next-turn"))
+        await focus_item(pilot, "q1")
+        await pilot.press("e")
+        assert isinstance(app.screen, EditScreen)
+        await pilot.press(*" v2")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert not isinstance(app.screen, EditScreen)
+        assert ids(agent.inbox.next_turn) == ["q1", "q2"]  # same id, same place
+        assert agent.inbox.get("q1").text == "draft text v2"
+        splices = [e.data for e in agent.session.events if e.type == "agent/inbox/spliced"]
+        assert splices[-1]["inserted"][0]["id"] == "q1" and splices[-1]["removedCount"] == 1
+        assert "draft text v2" in screen_text(app)
+        await pilot.press("enter")  # enter edits too; escape cancels without a change
+        assert isinstance(app.screen, EditScreen)
+        await pilot.press(*"zzz")
+        await pilot.press("escape")
+        assert agent.inbox.get("q1").text == "draft text v2"
+        agent.cancel()
+        await idle(pilot, agent)
+
+
+async def test_editing_an_item_the_agent_claims_loses_nothing() -> None:
+    gate = asyncio.Event()
+
+    async def slow(request: Any) -> Any:
+        await gate.wait()
+        return text("first answer")
+
+    ctx, model = world([slow, text("answer to the queued one"), text("answer to my edit")])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        agent.followup(msg("first", "m0"))
+        await wait_until(pilot, lambda: agent.status == "running")
+        agent.followup(msg("queued", "q1"))
+        await settle(pilot)
+        await focus_item(pilot, "q1")
+        await pilot.press("e")
+        screen = app.screen
+        assert isinstance(screen, EditScreen)
+        await pilot.press(*" and more")
+        gate.set()  # turn 1 finishes; turn 2 claims q1 while the dialog is open
+        await wait_until(pilot, lambda: agent.inbox.get("q1") is None)
+        await settle(pilot)
+        assert app.screen is screen and screen.claimed
+        notice = str(screen.query_one("#claimed").render())
+        assert "already claimed this message in turn 2" in notice
+        assert screen.text == "queued and more"  # the edit stays on screen
+        await pilot.press("ctrl+s")  # now: send it as a new follow-up
+        await wait_until(pilot, lambda: len(model.requests) == 3)
+        await idle(pilot, agent)
+        assert not isinstance(app.screen, EditScreen)
+        users = [e.data for e in agent.session.events if e.type == "user/message"]
+        assert [u["content"][0]["text"] for u in users] == ["first", "queued",
+                                                           "queued and more"]
+        assert users[1]["id"] == "q1" and users[2]["id"] != "q1"
+        assert any("as a new follow-up" in n.message for n in app._notifications)
+
+
+async def test_saving_after_the_item_left_keeps_the_dialog_open() -> None:
+    ctx, _ = world([hang()])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await running_with_queue(pilot, agent, (msg("soon gone", "q1"), "next-turn"))
+        await focus_item(pilot, "q1")
+        await pilot.press("e")
+        screen = app.screen
+        assert isinstance(screen, EditScreen)
+        agent.inbox.remove("q1")  # gone before any flush could tell the dialog
+        screen.action_save()
+        await pilot.pause()
+        assert app.screen is screen and screen.claimed and screen.text == "soon gone"
+        screen.query_one("#send-steer").press()
+        await pilot.pause()
+        assert [m.text for m in agent.inbox.next_step] == ["soon gone"]
+        assert agent.inbox.next_step[0].source["lane"] == "steer"
+        agent.cancel()
+        await idle(pilot, agent)
+
+
+async def test_remove_then_undo_restores_position() -> None:
+    ctx, _ = world([hang()])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await running_with_queue(pilot, agent, (msg("a", "q1"), "next-turn"),
+                                 (msg("b", "q2"), "next-turn"), (msg("c", "q3"), "next-turn"))
+        await focus_item(pilot, "q2")
+        await pilot.press("x")
+        await settle(pilot)
+        assert ids(agent.inbox.next_turn) == ["q1", "q3"]
+        assert "✗ removed" in screen_text(app)
+        await pilot.press("u")
+        await settle(pilot)
+        assert ids(agent.inbox.next_turn) == ["q1", "q2", "q3"]
+        assert "✗ removed" not in screen_text(app)
+        await focus_item(pilot, "q3")
+        await pilot.press("delete")
+        await settle(pilot)
+        assert ids(agent.inbox.next_turn) == ["q1", "q2"]
+        agent.cancel()
+        await idle(pilot, agent)
+
+
+async def test_move_up_down_and_across_lanes() -> None:
+    ctx, _ = world([hang()])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await running_with_queue(pilot, agent, (msg("a", "q1"), "next-turn"),
+                                 (msg("b", "q2"), "next-turn"), (msg("c", "q3"), "next-turn"))
+        await focus_item(pilot, "q3")
+        await pilot.press("shift+up")
+        await settle(pilot)
+        assert ids(agent.inbox.next_turn) == ["q1", "q3", "q2"]
+        assert app.inbox.highlighted_id == "msg:q3"  # the cursor follows the item
+        await pilot.press("shift+up")
+        await pilot.press("shift+up")  # already first: nothing moves
+        await settle(pilot)
+        assert ids(agent.inbox.next_turn) == ["q3", "q1", "q2"]
+        await pilot.press("shift+down")
+        await settle(pilot)
+        assert ids(agent.inbox.next_turn) == ["q1", "q3", "q2"]
+        # l re-files: follow-up → steer → inject → follow-up, keeping the id
+        await pilot.press("l")
+        await settle(pilot)
+        assert ids(agent.inbox.next_step) == ["q3"]
+        assert agent.inbox.get("q3").source == {"kind": "user", "lane": "steer"}
+        await focus_item(pilot, "q3")
+        await pilot.press("l")
+        await settle(pilot)
+        assert agent.inbox.get("q3").source["lane"] == "inject"
+        assert agent.inbox.locate("q3") == ("next-step", 0)
+        await focus_item(pilot, "q3")
+        await pilot.press("l")
+        await settle(pilot)
+        assert agent.inbox.locate("q3") == ("next-turn", 2)
+        assert agent.inbox.get("q3").text == "c"
+        assert not any(t.kind == "discarded" for t in app.selected_view.tombstones)
+        agent.cancel()
+        await idle(pilot, agent)
+
+
+async def test_clear_asks_first() -> None:
+    ctx, _ = world([hang()])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await running_with_queue(pilot, agent, (msg("a", "q1"), "next-turn"),
+                                 (msg("b", "s1", "steer"), "next-step"))
+        app.inbox.focus()
+        await pilot.press("X")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        assert agent.inbox.has_pending
+        await pilot.press("X")
+        await pilot.press("y")
+        await settle(pilot)
+        assert not agent.inbox.has_pending and agent.status == "running"
+        await pilot.press("u")  # undo brings both back
+        await settle(pilot)
+        assert ids(agent.inbox.next_turn) == ["q1"] and ids(agent.inbox.next_step) == ["s1"]
+        agent.cancel()
+        await idle(pilot, agent)
+
+
+async def test_claimed_items_visibly_leave_for_the_transcript() -> None:
+    ctx, _ = world([text("one"), text("two")])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        agent.followup(msg("first", "m1"))
+        await idle(pilot, agent)
+        shown = screen_text(app)
+        assert "✓ claimed into turn 1" in shown
+        assert "NEXT TURN · 0" in shown
+        assert "↩ follow-up  you  #m1" in shown  # now in the transcript

@@ -1,0 +1,210 @@
+"""The pure view models and the bridge's coalescing, without a terminal."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+from typing import Any
+
+from dsh_tui.compose import build_context
+from dsh_tui.harness import AgentOptions, CreateAgentOptions
+from dsh_tui.loop import Tool, ToolOutput
+from dsh_tui.llm.scripted import ScriptedModel, fail, hang, reasoning, text, tool_call
+from dsh_tui.ui.bridge import Bridge
+from dsh_tui.ui.models import (
+    TranscriptModel,
+    inbox_rows,
+    lane_of,
+    last_line,
+    source_for,
+    source_label,
+    visible,
+    with_lane,
+)
+
+from .conftest import msg, world
+
+
+def ev(seq: int, type_: str, data: Any, time: int = 1000) -> Any:
+    return SimpleNamespace(type=type_, seq=seq, time=time, data=data, ignorable=False)
+
+
+def kinds(model: TranscriptModel) -> list[str]:
+    return [item.kind for item in model.items]
+
+
+def test_visible_keeps_text_but_shows_controls() -> None:
+    assert visible("[bold]x[/bold]") == "[bold]x[/bold]"
+    assert visible("a\x1b[31mb\tc\nd") == "a␛[31mb\tc\nd"
+    assert "\x07" not in visible("bell\x07") and "\x9b" not in visible("csi\x9b")
+
+
+def test_lanes_and_sources() -> None:
+    assert lane_of(source_for("steer"), "next-step") == "steer"
+    assert lane_of(source_for("inject"), "next-step") == "inject"
+    assert lane_of({"kind": "user"}, "next-turn") == "follow-up"
+    assert lane_of({"kind": "user"}, "next-step") == "steer"
+    assert lane_of({"kind": "plugin", "plugin": "notes"}, "next-step") == "context"
+    assert lane_of({"kind": "tool", "callId": "c"}, "next-step") == "context"
+    # a lane that contradicts the list the item is in is not believed
+    assert lane_of(source_for("steer"), "next-turn") == "follow-up"
+    assert source_label(source_for("inject")) == "you"
+    assert source_label({"kind": "plugin", "plugin": "spawn_agent"}) == "spawn_agent"
+    assert with_lane(source_for("follow-up"), "inject") == source_for("inject")
+    assert with_lane({"kind": "plugin", "plugin": "x"}, "steer") == {
+        "kind": "plugin", "plugin": "x", "lane": "steer"}
+
+
+async def test_transcript_from_a_scripted_session() -> None:
+    script = [reasoning("plan\nsecond line", then=tool_call("c1", "echo", {"x": 1})),
+              text("done **bold**")]
+
+    async def echo(call: Any) -> Any:
+        return ToolOutput.text("echoed")
+
+    ctx = build_context(providers={"mock": ScriptedModel(script)}, retry=False,
+                        system_prompt=None, tools=[Tool("echo", "echo", {"type": "object"}, echo)])
+    handle = await ctx.agents.create(CreateAgentOptions(
+        session_id="a", agent_options=AgentOptions(provider="mock", model="mock")))
+    handle.agent.followup(msg("hello", "m1", "follow-up"))
+    await handle.agent.when_idle()
+    model = TranscriptModel()
+    model.apply_all(handle.agent.session.events)
+    assert kinds(model) == ["turn", "user", "reasoning", "tool", "step", "text", "turn-end"]
+    user, reason, tool, _, answer, end = model.items[1:]
+    assert (user.lane, user.source, user.message_id, user.text) == ("follow-up", "you", "m1",
+                                                                   "hello")
+    assert reason.current_text() == "plan\nsecond line" and not reason.streaming
+    assert tool.name == "echo" and tool.arguments == '{"x":1}' and tool.result == "echoed"
+    assert tool.duration is not None and tool.duration >= 0 and not tool.is_error
+    assert answer.current_text() == "done **bold**"
+    assert end.reason_kind == "completed" and end.text == "completed"
+    assert model.turn == 1 and model.input_tokens > 0
+
+
+async def test_end_reasons_show_cause_and_error_message() -> None:
+    ctx, _ = world([hang(), fail("RATE_LIMIT", "slow down")])
+    handle = await ctx.agents.create(CreateAgentOptions(
+        session_id="a", agent_options=AgentOptions(provider="mock", model="mock")))
+    agent = handle.agent
+    agent.followup(msg("one", "m1"))
+    await asyncio.sleep(0.01)
+    agent.cancel()
+    await agent.when_idle()
+    agent.followup(msg("two", "m2"))
+    await agent.when_idle()
+    model = TranscriptModel()
+    model.apply_all(agent.session.events)
+    ends = [i for i in model.items if i.kind == "turn-end"]
+    assert ends[0].reason_kind == "aborted" and "cancelled by you" in ends[0].text
+    assert ends[1].reason_kind == "error" and "slow down" in ends[1].text
+    assert "RATE_LIMIT" in ends[1].text
+    notices = [i.text for i in model.items if i.kind == "notice"]
+    assert any("reply interrupted" in n for n in notices)
+    assert any("model request failed: slow down" in n for n in notices)
+
+
+def test_upstream_shapes_are_understood() -> None:
+    model = TranscriptModel()
+    model.apply_all([
+        ev(0, "user/message", {"content": [{"type": "text", "text": "hi"}],
+                               "source": {"kind": "user", "rpcId": "x"}}),
+        ev(1, "assistant/chunk", {"turn": 1, "step": 1, "chunk": {
+            "type": "block-start", "index": 0, "blockType": "reasoning"}}),
+        ev(2, "reasoning-chunks", {"turn": 1, "step": 1, "index": 0, "dt": [1, 2],
+                                   "texts": ["thin", "king"]}),
+        ev(3, "assistant/message", {"turn": 1, "step": 1, "content": [
+            {"type": "reasoning", "text": "thinking"},
+            {"type": "tool-call", "id": "c1", "name": "bash", "arguments": "{}"}],
+            "provenance": {"provider": "deepseek-official", "model": "deepseek-v4-flash"}}),
+        ev(4, "tool/call", {"turn": 1, "step": 1, "callId": "c1", "name": "bash",
+                            "arguments": "{}"}, time=1000),
+        ev(5, "tool/result", {"turn": 1, "step": 1, "callId": "c1",
+                              "content": [{"type": "text", "text": "OK"}], "isError": False},
+           time=2500),
+        ev(6, "assistant/chunk", {"turn": 1, "step": 2, "chunk": {
+            "type": "block-start", "index": 0, "blockType": "text"}}),
+        ev(7, "assistant/chunk", {"turn": 1, "step": 2, "chunk": {
+            "type": "text-delta", "index": 0, "text": "DONE"}}),
+        ev(8, "assistant/chunk", {"turn": 1, "step": 2, "chunk": {
+            "type": "finish", "reason": {"kind": "stop"}}}),
+        ev(9, "tool/code-dispatch", {"name": "bash"}),
+    ])
+    assert kinds(model) == ["user", "reasoning", "tool", "text", "notice"]
+    assert model.items[1].current_text() == "thinking"
+    tool = model.items[2]
+    assert tool.result == "OK" and tool.duration == 1500
+    assert model.items[3].current_text() == "DONE" and not model.items[3].streaming
+    assert model.items[4].text.startswith("tool/code-dispatch")
+
+
+def test_a_broken_event_becomes_a_visible_notice() -> None:
+    model = TranscriptModel()
+    model.apply(ev(0, "tool/result", {"message": {"content": 5}}))
+    model.apply(ev(1, "turn/end", "not a mapping"))
+    assert kinds(model) == ["tool", "turn-end"]
+
+
+def test_streaming_deltas_are_joined_lazily() -> None:
+    model = TranscriptModel()
+    model.apply(ev(0, "assistant/chunk", {"turn": 1, "step": 1, "chunk": {
+        "type": "block-start", "index": 0, "blockType": "reasoning"}}))
+    for n in range(500):
+        model.apply(ev(n + 1, "assistant/chunk", {"turn": 1, "step": 1, "chunk": {
+            "type": "reasoning-delta", "index": 0, "text": f"line {n}\n"}}))
+    item = model.items[0]
+    assert item.streaming and len(item.chunks) == 500
+    assert last_line(item.current_text()) == "line 499" and item.chunks == []
+    assert model.drain() == {0} and model.drain() == set()
+
+
+def test_inbox_rows_mark_a_paused_inbox() -> None:
+    first, second = msg("a", "m1", "steer"), msg("b", "m2")
+    rows = inbox_rows((first,), (second,), (), paused=True)
+    assert [r.kind for r in rows] == ["banner", "header", "item", "header", "item"]
+    assert (rows[2].lane, rows[4].lane) == ("steer", "follow-up")
+    assert [r.kind for r in inbox_rows((), (), (), paused=False)] == ["header", "header", "hint"]
+
+
+async def test_bridge_coalesces_a_stream_into_few_flushes() -> None:
+    """Thousands of chunks, one scheduled flush at a time: listeners only record."""
+    ctx, _ = world([text("x" * 3000)])
+    scheduled: list[Any] = []
+    bridge = Bridge(ctx, lambda delay, callback: scheduled.append(callback))
+    bridge.start()
+    handle = await ctx.agents.create(CreateAgentOptions(
+        session_id="a", agent_options=AgentOptions(provider="mock", model="mock")))
+    handle.agent.followup(msg("go", "m1"))
+    await handle.agent.when_idle()
+    events = len(handle.agent.session.events)
+    assert events > 3000
+    flushes = [callback for callback in scheduled if callback == bridge.flush]
+    assert len(flushes) == 1  # nothing flushed yet: still the one pending flush
+    flushes[0]()
+    view = bridge.views["a"]
+    assert view.applied == events
+    text_items = [i for i in view.transcript.items if i.kind == "text"]
+    assert text_items[0].current_text() == "x" * 3000
+    assert bridge.flush_count == 1
+    bridge.stop()
+
+
+async def test_bridge_tombstones_discards_but_not_edits_or_moves() -> None:
+    ctx, _ = world([])
+    scheduled: list[Any] = []
+    bridge = Bridge(ctx, lambda delay, callback: scheduled.append(callback))
+    bridge.start()
+    handle = await ctx.agents.create(CreateAgentOptions(
+        session_id="a", agent_options=AgentOptions(provider="mock", model="mock")))
+    inbox = handle.agent.inbox
+    inbox.append("next-turn", msg("one", "m1"))
+    inbox.append("next-turn", msg("two", "m2"))
+    inbox.append("next-turn", msg("three", "m3"))
+    inbox.replace("m1", inbox.get("m1").with_text("one!"))  # an edit
+    inbox.move("m3", "next-turn", 0)  # a move
+    inbox.remove("m2")  # a discard
+    bridge.flush()
+    tombstones = bridge.views["a"].tombstones
+    assert [(t.message.id, t.kind, t.target, t.index) for t in tombstones] == [
+        ("m2", "discarded", "next-turn", 2)]
+    bridge.stop()
