@@ -7,11 +7,13 @@ unwind, newest first, when the agent is disposed.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from .eager import start_eager
 from .events import EventBus, Listener
 
 if TYPE_CHECKING:
@@ -47,13 +49,11 @@ class Scope:
 
         return remove
 
-    async def dispose(self) -> None:
+    def dispose(self) -> Awaitable[None]:
+        """Start unwinding now (synchronously up to the first async disposer); await it."""
         if self._disposing is None:
-            self._disposing = self._run()
-            import asyncio
-
-            self._disposing = asyncio.ensure_future(self._disposing)
-        await self._disposing
+            self._disposing = start_eager(self._run())
+        return asyncio.shield(self._disposing)
 
     async def _run(self) -> None:
         self.active = False
@@ -129,18 +129,22 @@ class Context:
         """Run `disposer` (sync or async) when this context's scope unwinds."""
         return self.scope.add(disposer)
 
-    async def dispose(self) -> None:
+    def dispose(self) -> Awaitable[None]:
         """Tear this context down: its registrations unwind newest first.
 
-        On a root context this is the world's teardown: the initiator scope closes
-        (new boundaries raise), every agent and the factory are disposed, then the
-        scope waits for pending boundaries and is disposed.
+        Started eagerly (the first disposers run before this returns). On a root
+        context this is the world's teardown: the initiator scope closes (new
+        boundaries raise), every agent and the factory are disposed, then the scope
+        waits for pending boundaries and is disposed.
         """
-        if self.agent is None:
-            self.registry.initiator.close()
+        if self.agent is not None:
+            return self.scope.dispose()
+        return asyncio.shield(start_eager(self._dispose_root()))
+
+    async def _dispose_root(self) -> None:
+        self.registry.initiator.close()
         await self.scope.dispose()
-        if self.agent is None:
-            await self.registry.initiator.dispose()
+        await self.registry.initiator.dispose()
 
     def derive(self, agent: Any) -> Context:
         """The agent-scoped context of `agent`, sharing this world."""

@@ -158,6 +158,10 @@ def prepare_agent(
             agent = state["agent"]
             if agent is not None:
                 agent.cancel({"kind": "disposed"})
+            # Always yield here, as JavaScript's `await` does: the synchronous caller (for
+            # instance a creation listener) finishes before anything is detached.
+            await asyncio.sleep(0)
+            if agent is not None:
                 await agent.when_idle()
                 await agent.ctx.scope.dispose()
         finally:

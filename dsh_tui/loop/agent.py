@@ -24,6 +24,7 @@ from dsh_tui.harness import (
     Session,
     UserMessage,
 )
+from dsh_tui.harness.eager import start_eager
 from dsh_tui.harness.events import agent_events
 from dsh_tui.harness.inbox import InboxTarget
 from dsh_tui.harness.llm_types import LlmFailure, failure_of, make_failure
@@ -193,7 +194,9 @@ class LoopAgent:
             finally:
                 self._end_maintenance(maintenance, done)
 
-        return asyncio.ensure_future(finish())
+        # Eager, like a JavaScript async function: an `async def` task body runs up to
+        # its first suspension before run_maintenance returns.
+        return start_eager(finish())
 
     def _end_maintenance(self, maintenance: _Phase, done: asyncio.Future[None]) -> None:
         self._set_phase(_Phase("idle", last_turn=maintenance.last_turn))

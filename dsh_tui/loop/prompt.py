@@ -14,7 +14,18 @@ from typing import Any
 
 from .tools import ToolRegistry
 
-SectionBody = Callable[[Any], Any]  # agent -> str | None (or an awaitable of it)
+SectionBody = Callable[..., Any]
+"""(agent) or (agent, signal) -> str | None, or an awaitable of it. A body that takes the
+turn's cancel signal can wait on it cooperatively (`await signal.wait()`)."""
+
+
+def _accepts_two(fn: Callable[..., Any]) -> bool:
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in parameters)
 
 
 @dataclass
@@ -28,6 +39,7 @@ class _Section:
     name: str
     body: SectionBody
     agent: Any
+    wants_signal: bool = False
 
 
 class SystemPrompt:
@@ -38,8 +50,14 @@ class SystemPrompt:
     def section(self, name: str, body: SectionBody | str, *, agent: Any = None
                 ) -> Callable[[], None]:
         """Add a section (for every agent, or only `agent`); returns its remover."""
-        fn: SectionBody = (lambda _agent, text=body: text) if isinstance(body, str) else body
-        entry = _Section(name, fn, agent)
+        if isinstance(body, str):
+            fixed_text = body
+
+            def fn(_agent: Any) -> str:
+                return fixed_text
+        else:
+            fn = body
+        entry = _Section(name, fn, agent, _accepts_two(fn))
         self._sections.append(entry)
         return lambda: self._sections.remove(entry) if entry in self._sections else None
 
@@ -48,7 +66,7 @@ class SystemPrompt:
         for entry in list(self._sections):
             if entry.agent is not None and entry.agent is not agent:
                 continue
-            text = entry.body(agent)
+            text = entry.body(agent, signal) if entry.wants_signal else entry.body(agent)
             if inspect.isawaitable(text):
                 text = await text
             if signal is not None:

