@@ -239,6 +239,11 @@ class Bridge:
                 for offset, message in enumerate(items[start:start + removed]):
                     view.removed_pending.append((message, str(target), start + offset))
             self._inboxes.add(view.id)
+        if view.logged == event.seq:  # logged now, so it sits in order among notifications
+            self.log_serial += 1
+            self.log.append(LogEntry(self.log_serial, view.id, True, event.type, event.seq,
+                                     event))
+            view.logged = event.seq + 1
         self._sessions.add(view.id)
         self._schedule()
 
@@ -261,13 +266,17 @@ class Bridge:
             if view is None:
                 continue
             title = view.transcript.title
+            start = view.applied
             fresh = view.catch_up()
             if fresh:
                 batch.transcripts.add(agent_id)
-                for event in fresh:
+                for index, event in enumerate(fresh, start):
+                    if index < view.logged:
+                        continue  # the listener logged it as it happened
                     self.log_serial += 1
                     self.log.append(LogEntry(self.log_serial, agent_id, True, event.type,
                                              event.seq, event))
+                view.logged = max(view.logged, view.applied)
                 if view.transcript.title != title:
                     batch.agents.add(agent_id)
         self._batch += 1

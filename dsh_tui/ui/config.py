@@ -102,8 +102,8 @@ def parse_config(text: str, path: Path | None = None) -> UiConfig:
         if not isinstance(keystring, str) or not keystring.strip():
             raise fail(action, f'[keys] {action} must be a key string such as "ctrl+s"')
     speed = float(data.get("demo_speed", 1.0))
-    if speed <= 0:
-        raise fail("demo_speed", "demo_speed must be greater than 0")
+    if speed < 0:
+        raise fail("demo_speed", "demo_speed must be 0 (no pauses) or more")
     return UiConfig(theme=data.get("theme", DEFAULT_THEME), keys=dict(keys),
                     provider=data.get("provider"), model=data.get("model"),
                     base_url=data.get("base_url"), demo_speed=speed, path=path)

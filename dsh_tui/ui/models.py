@@ -723,6 +723,7 @@ class AgentView:
         self.id: str = agent.id
         self.transcript = TranscriptModel()
         self.applied = 0
+        self.logged = 0
         self.tombstones: list[Tombstone] = []
         self.removed_pending: list[tuple[Any, str, int]] = []
         self.claimed: dict[str, int | None] = {}

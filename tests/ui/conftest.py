@@ -90,13 +90,10 @@ def screen_text(app: Any) -> str:
     return console.export_text()
 
 
-def transcript_text(app: Any) -> str:
-    parts = []
-    for block in app.transcript.query("*"):
-        render = getattr(block, "render", None)
-        if block.__class__.__name__ in ("UserBlock", "NoticeBlock", "ToolBlock",
-                                        "ReasoningBlock", "Separator"):
-            parts.append(str(render()))
-        elif block.__class__.__name__ == "AssistantBlock":
-            parts.append(block.source)
-    return "\n".join(parts)
+def renderable_text(renderable: Any, width: int = 140) -> str:
+    from rich.console import Console
+
+    console = Console(record=True, width=width, color_system=None,
+                      file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(renderable)
+    return "\n".join(line.rstrip() for line in console.export_text().splitlines()) + "\n"

@@ -95,7 +95,7 @@ async def test_ctrl_n_creates_a_root_and_c_spawns_an_owned_child() -> None:
         await wait_until(pilot, lambda: len(ctx.agents.roots()) == 2)
         await app.workers.wait_for_complete()
         await settle(pilot)
-        new = [a for a in ctx.agents.roots() if a is not planner][0]
+        new = next(a for a in ctx.agents.roots() if a is not planner)
         assert app.selected_id == new.id and new.options.provider == "mock"
         assert app.bridge.views[new.id].name == "agent 2"
         app.select_agent("planner")
@@ -154,7 +154,7 @@ async def test_an_agent_without_a_handle_is_not_disposed_silently() -> None:
 
 
 async def test_escape_cancels_and_keeps_the_inbox_then_enter_delivers_it() -> None:
-    ctx, model = world([hang(), text("resumed")])
+    ctx, _ = world([hang(), text("resumed")])
     agent = await add_agent(ctx, "planner", "planner")
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:

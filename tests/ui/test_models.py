@@ -8,8 +8,8 @@ from typing import Any
 
 from dsh_tui.compose import build_context
 from dsh_tui.harness import AgentOptions, CreateAgentOptions
-from dsh_tui.loop import Tool, ToolOutput
 from dsh_tui.llm.scripted import ScriptedModel, fail, hang, reasoning, text, tool_call
+from dsh_tui.loop import Tool, ToolOutput
 from dsh_tui.ui.bridge import Bridge
 from dsh_tui.ui.models import (
     TranscriptModel,

@@ -17,7 +17,7 @@ def user_messages(agent: Any) -> list[Any]:
 
 
 async def test_enter_sends_a_follow_up_that_the_agent_answers() -> None:
-    ctx, model = world([text("hello back")])
+    ctx, _ = world([text("hello back")])
     agent = await add_agent(ctx, "planner", "planner")
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
@@ -36,7 +36,7 @@ async def test_enter_sends_a_follow_up_that_the_agent_answers() -> None:
 
 
 async def test_steer_and_inject_land_in_next_step_while_running() -> None:
-    ctx, model = world([hang()])
+    ctx, _ = world([hang()])
     agent = await add_agent(ctx, "planner", "planner")
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
@@ -63,7 +63,7 @@ async def test_steer_and_inject_land_in_next_step_while_running() -> None:
 
 
 async def test_steer_wakes_an_idle_agent_and_inject_does_not() -> None:
-    ctx, model = world([text("steered")])
+    ctx, _ = world([text("steered")])
     agent = await add_agent(ctx, "planner", "planner")
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
@@ -80,7 +80,7 @@ async def test_steer_wakes_an_idle_agent_and_inject_does_not() -> None:
 
 
 async def test_ctrl_j_and_paste_keep_newlines() -> None:
-    ctx, model = world([text("ok")])
+    ctx, _ = world([text("ok")])
     agent = await add_agent(ctx, "planner", "planner")
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
@@ -97,7 +97,7 @@ async def test_ctrl_j_and_paste_keep_newlines() -> None:
 
 
 async def test_history_walks_back_through_sent_messages() -> None:
-    ctx, model = world([text("a"), text("b")])
+    ctx, _ = world([text("a"), text("b")])
     agent = await add_agent(ctx, "planner", "planner")
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
@@ -116,7 +116,7 @@ async def test_history_walks_back_through_sent_messages() -> None:
 
 
 async def test_empty_enter_says_so() -> None:
-    ctx, model = world([])
+    ctx, _ = world([])
     agent = await add_agent(ctx, "planner", "planner")
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
@@ -127,7 +127,7 @@ async def test_empty_enter_says_so() -> None:
 
 
 async def test_a_large_paste_is_sent_whole() -> None:
-    ctx, model = world([text("got it")])
+    ctx, _ = world([text("got it")])
     agent = await add_agent(ctx, "planner", "planner")
     app = make_app(ctx)
     big = ("0123456789abcdef" * 64 + "\n") * 1000  # ~1 MB

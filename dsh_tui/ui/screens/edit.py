@@ -40,12 +40,12 @@ class EditScreen(ModalScreen[str | None]):
     EditScreen #claimed { display: none; color: $warning; text-style: bold; padding: 1 0 0 0; }
     EditScreen.-claimed #claimed { display: block; }
     EditScreen.-claimed > Vertical { border: thick $warning; }
-    EditScreen #edit-buttons { height: auto; align-horizontal: right; padding-top: 1; }
-    EditScreen Button { margin-left: 1; }
+    EditScreen #edit-buttons { height: auto; padding-top: 1; }
+    EditScreen #edit-keys { width: 1fr; height: 3; content-align: left middle; color: $text-muted; }
+    EditScreen Button { margin-left: 1; width: auto; }
     EditScreen #send-followup, EditScreen #send-steer { display: none; }
     EditScreen.-claimed #send-followup, EditScreen.-claimed #send-steer { display: block; }
     EditScreen.-claimed #save { display: none; }
-    EditScreen #edit-keys { color: $text-muted; }
     """
 
     def __init__(self, *, agent_name: str, message: Any, lane: str, on_save: SaveCallback,

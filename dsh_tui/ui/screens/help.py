@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from rich.style import Style
+from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
@@ -31,21 +34,30 @@ SYMBOLS: tuple[tuple[str, str], ...] = (
 )
 
 
-def help_content(app: Any) -> Content:
-    lines: list[Content] = []
+def help_table(app: Any) -> Table:
+    """Every action with the key it has now (after `[keys]` remapping), by area."""
+    theme = app.current_theme
+    accent = Style(color=theme.accent or theme.primary, bold=True)
+    heading = Style(color=theme.primary, bold=True)
+    muted = Style(dim=True)
+    table = Table.grid(padding=(0, 2), expand=True)
+    table.add_column("keys", no_wrap=True, min_width=14)
+    table.add_column("action", no_wrap=True, min_width=24)
+    table.add_column("what it does", ratio=1)
+    table.add_column("name", no_wrap=True)
     for area in AREA_ORDER:
         specs = [s for s in ACTIONS if s.area == area]
-        if not specs:
-            continue
-        lines.append(Content.styled(area.upper(), "bold $primary"))
+        table.add_row(Text(area.upper(), heading), "", "", "")
         for spec in specs:
             keys = " / ".join(keys_for(app, spec.name)) or "palette"
-            lines.append(Content.assemble((f"  {keys:<18}", "bold $accent"),
-                                          (f"{spec.title:<26}", "bold"),
-                                          (spec.help, "$text-muted"),
-                                          (f"  [{spec.name}]", "$text-muted 60%")))
-        lines.append(Content(""))
-    lines.append(Content.styled("LANES", "bold $primary"))
+            table.add_row(Text(keys, accent), Text(spec.title, Style(bold=True)),
+                          Text(spec.help, muted), Text(spec.name, muted))
+        table.add_row("", "", "", "")
+    return table
+
+
+def legend(app: Any) -> Content:
+    lines: list[Content] = [Content.styled("LANES", "bold $primary")]
     for lane, words in LEGEND:
         lines.append(Content.assemble("  ", lane_badge(lane).pad_right(14 - len(lane)),
                                       (words, "$text-muted")))
@@ -74,7 +86,8 @@ class HelpScreen(ModalScreen[None]):
             yield Static(Content.assemble(("dsh-tui keys", "bold"),
                                           ("  ·  escape closes", "$text-muted")),
                          id="help-title")
-            yield Static(help_content(self.app), id="help-body")
+            yield Static(help_table(self.app), id="help-body")
+            yield Static(legend(self.app), id="help-legend")
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -18,7 +18,7 @@ from textual.widgets._markdown import MarkdownBlock, MarkdownFence
 
 from ..models import Item, format_duration, last_line, one_line, short_id, visible
 
-LANE_GLYPH = {"follow-up": "↩", "steer": "⚑", "inject": "✚", "context": "⎘", "message": "•"}
+LANE_GLYPH = {"follow-up": "↩", "steer": "⚑", "inject": "✚", "context": "◇", "message": "•"}
 LANE_STYLE = {"follow-up": "$lane-followup", "steer": "$lane-steer", "inject": "$lane-inject",
               "context": "$lane-context", "message": "$foreground"}
 RESULT_PREVIEW_LINES = 4

@@ -54,7 +54,7 @@ def summarize(entry: LogEntry) -> str:
 
 
 def format_entry(entry: LogEntry, *, with_agent: bool) -> str:
-    marker = f"#{entry.seq:>5}" if entry.durable and entry.seq is not None else "    ~ "
+    marker = f"{entry.seq:>6}" if entry.durable and entry.seq is not None else "     ~"
     who = f"{entry.agent_id[:18]:<18} " if with_agent else ""
     return f"{marker} {who}{entry.type:<24} {summarize(entry)}"
 
@@ -68,7 +68,7 @@ class EventLog(Vertical):
     EventLog { height: 40%; border-top: solid $primary; display: none; }
     EventLog.-visible { display: block; }
     EventLog > Horizontal { height: auto; }
-    EventLog Input { width: 1fr; border: none; height: 1; padding: 0 1; }
+    EventLog Input, EventLog Input:focus { width: 1fr; border: none; height: 1; padding: 0 1; background: $boost; }
     EventLog Checkbox { border: none; height: 1; padding: 0 1; width: auto; }
     EventLog Log { height: 1fr; }
     """

@@ -82,8 +82,10 @@ class InboxView(OptionList):
            "step boundary of a running turn; NEXT TURN holds follow-ups, one per turn."
 
     DEFAULT_CSS = """
-    InboxView { height: 1fr; }
+    InboxView { height: 1fr; padding: 0 1; }
     InboxView > .option-list--option-disabled { color: $foreground; }
+    InboxView > .option-list--option-highlighted { color: $foreground; background: $primary 12%; text-style: none; }
+    InboxView:focus > .option-list--option-highlighted { color: $foreground; background: $primary 28%; text-style: none; }
     """
 
     def __init__(self, **kwargs: Any) -> None:

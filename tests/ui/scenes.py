@@ -1,0 +1,233 @@
+"""Scripted scenes of the app, shared by the snapshot tests and `scripts/screenshots.py`.
+
+Each scene builds a world with fixed agent and message ids, drives it to a known
+state inside `run_test`, and freezes what would otherwise move: a fixed clock for
+event times, no animation (the running spinner shows ●), no cursor blink, no
+notifications.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from dsh_tui.compose import build_context
+from dsh_tui.harness import user_message
+from dsh_tui.llm.scripted import ScriptedModel, hang, reasoning, text, tool_call
+from dsh_tui.loop import Tool, ToolOutput
+from dsh_tui.ui import bridge as bridge_module
+from dsh_tui.ui.app import DshApp
+from dsh_tui.ui.models import source_for
+from dsh_tui.ui.world import create_agent
+
+SIZE = (150, 42)
+
+ANSWER = """Both designs work; they differ in **where the state lives**.
+
+1. *Write-through*: every update goes to the store first. Simple, slower writes.
+2. *Write-back*: updates stay in memory and are flushed in batches.
+
+```python
+def flush(batch):
+    store.write_many(batch)
+```
+
+I would start with write-through and measure before adding batching."""
+
+REASONING = ("The user wants the two cache designs compared.\nI should read the notes first, "
+             "then weigh write-through against write-back.\nKeep it short.")
+
+
+def freeze_time(monkeypatch: Any) -> None:
+    """Event times from a counter (durations become stable), receipts vanish at once."""
+    counter = itertools.count(1_750_000_000_000, 7)
+    monkeypatch.setattr("dsh_tui.harness.session.now_ms", lambda: next(counter))
+    monkeypatch.setattr(bridge_module, "CLAIM_TTL", 0.0)
+    monkeypatch.setattr(bridge_module, "DISCARD_TTL", 3600.0)
+
+
+async def read_notes(call: Any) -> Any:
+    return ToolOutput.text("# Cache notes\n- reads: 95%\n- writes: bursty\n- store: Postgres")
+
+
+def make_world(script: list[Any]) -> Any:
+    model = ScriptedModel(script)
+    tools = [Tool("read_file", "Read a file", {"type": "object"}, read_notes)]
+    return build_context(providers={"mock": model}, tools=tools, retry=False,
+                         system_prompt=None)
+
+
+async def until(pilot: Any, predicate: Callable[[], bool]) -> None:
+    for _ in range(2000):
+        if predicate():
+            return
+        await pilot.pause(0.005)
+    raise AssertionError("scene never reached its state")
+
+
+async def settle(pilot: Any) -> None:
+    app = pilot.app
+    for _ in range(4):
+        app.bridge.flush()
+        await pilot.pause()
+    if hasattr(app, "workers"):
+        await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def freeze(pilot: Any, focus: str = "#composer") -> None:
+    app = pilot.app
+    await settle(pilot)
+    app.animation_level = "none"
+    app.tree.refresh_rows(app.bridge.views)
+    app.composer.cursor_blink = False
+    app.query_one(focus).focus()
+    app.clear_notifications()
+    await pilot.pause()
+
+
+def message(text_: str, id_: str, lane: str | None = None, **source: Any) -> Any:
+    if source:
+        return user_message(text_, id=id_, source=source)
+    return user_message(text_, id=id_, source=source_for(lane) if lane else None)
+
+
+async def _planner_with_history(pilot: Any) -> Any:
+    app = pilot.app
+    ctx = app.ctx
+    planner = (await create_agent(ctx, provider="mock", model="mock", title="planner",
+                                  session_id="planner")).agent
+    researcher = (await create_agent(planner.ctx, provider="mock", model="mock",
+                                     title="researcher", session_id="planner.researcher",
+                                     meta={"parentSession": "planner", "origin": "subagent",
+                                           "delegationDepth": 1})).agent
+    await create_agent(researcher.ctx, provider="mock", model="mock", title="reader",
+                       session_id="planner.researcher.reader",
+                       meta={"parentSession": "planner.researcher", "origin": "subagent",
+                             "delegationDepth": 2})
+    await create_agent(ctx, provider="mock", model="mock", title="scratch",
+                       session_id="scratch")
+    await settle(pilot)
+    app.select_agent("planner")
+    planner.followup(message("Compare the two cache designs in notes.md", "3f2a1c9e"))
+    await asyncio.wait_for(planner.when_idle(), 10)
+    return planner
+
+
+def history_script() -> list[Any]:
+    return [reasoning(REASONING, then=tool_call("call-1", "read_file", {"path": "notes.md"})),
+            text(ANSWER)]
+
+
+# ---- scenes (each: a world factory and a run_before) ---------------------------------------
+
+
+def idle_scene() -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
+    app = DshApp(make_world(history_script()))
+
+    async def run_before(pilot: Any) -> None:
+        await _planner_with_history(pilot)
+        await freeze(pilot)
+
+    return app, run_before
+
+
+def streaming_scene() -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
+    app = DshApp(make_world([*history_script(), hang("Write-back needs a flush policy:")]))
+
+    async def run_before(pilot: Any) -> None:
+        planner = await _planner_with_history(pilot)
+        planner.followup(message("Which one for bursty writes?", "7d41b0aa"))
+        await until(pilot, lambda: "flush policy:" in _last_text(pilot.app))
+        planner.steer(message("Mention the failure modes too", "c4e9d2f0", "steer"))
+        await freeze(pilot)
+
+    return app, run_before
+
+
+def inbox_scene(edit: bool = False) -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
+    app = DshApp(make_world([*history_script(), hang("Write-back needs a flush policy:")]))
+
+    async def run_before(pilot: Any) -> None:
+        planner = await _planner_with_history(pilot)
+        planner.followup(message("Which one for bursty writes?", "7d41b0aa"))
+        await until(pilot, lambda: "flush policy:" in _last_text(pilot.app))
+        planner.steer(message("Mention the failure modes too", "c4e9d2f0", "steer"))
+        planner.inject(message("notes.md was updated: writes are now 30%", "5b8e1f77",
+                               "inject"))
+        planner.inbox.append("next-step", message(
+            "lint: 2 warnings in cache.py", "9a0c3d55", kind="plugin", plugin="linter"))
+        planner.followup(message("Then write it up as a short design doc", "e2b7c1d4"))
+        planner.followup(message("And list open questions\nfor the review", "08f6a3b9"))
+        planner.followup(message("draft a tweet about it", "b1d2e3f4"))
+        planner.inbox.remove("b1d2e3f4")
+        await settle(pilot)
+        app.inbox.highlight_message("e2b7c1d4")
+        await freeze(pilot, "#inbox")
+        if edit:
+            await pilot.press("e")
+            await pilot.press(*" (two pages max)")
+            app.screen.query_one("#edit-text").cursor_blink = False
+            await pilot.pause()
+
+    return app, run_before
+
+
+def help_scene() -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
+    app, before = idle_scene()
+
+    async def run_before(pilot: Any) -> None:
+        await before(pilot)
+        await pilot.press("f1")
+        await pilot.pause()
+
+    return app, run_before
+
+
+def event_log_scene() -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
+    app, before = idle_scene()
+
+    async def run_before(pilot: Any) -> None:
+        await before(pilot)
+        await pilot.press("f2")
+        log = app.event_log
+        log.query_one("#event-filter").value = "-chunk -request"
+        await settle(pilot)
+        await freeze(pilot, "#event-filter")
+        log.query_one("#event-filter").cursor_blink = False
+        await pilot.pause()
+
+    return app, run_before
+
+
+def themed_scene(theme: str) -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
+    app, before = inbox_scene()
+
+    async def run_before(pilot: Any) -> None:
+        pilot.app.theme = theme
+        await before(pilot)
+
+    return app, run_before
+
+
+def _last_text(app: DshApp) -> str:
+    view = app.selected_view
+    if view is None:
+        return ""
+    texts = [i for i in view.transcript.items if i.kind == "text"]
+    return texts[-1].current_text() if texts else ""
+
+
+SCENES: dict[str, Callable[[], tuple[DshApp, Callable[[Any], Awaitable[None]]]]] = {
+    "main-idle": idle_scene,
+    "main-streaming": streaming_scene,
+    "main-inbox": inbox_scene,
+    "edit-dialog": lambda: inbox_scene(edit=True),
+    "help": help_scene,
+    "event-log": event_log_scene,
+    "theme-dark": lambda: themed_scene("dark"),
+    "theme-light": lambda: themed_scene("light"),
+    "theme-high-contrast": lambda: themed_scene("high-contrast"),
+}

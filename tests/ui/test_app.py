@@ -1,0 +1,260 @@
+"""App-level features: event log, help, palette, themes, keymap, read-only, text safety,
+coalesced rendering and lazy mounting of long transcripts."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from textual.command import CommandPalette
+from textual.widgets import Checkbox, Input
+
+from dsh_tui.compose import open_log
+from dsh_tui.harness import new_world
+from dsh_tui.harness.readonly import register_log_agent
+from dsh_tui.harness.session import SessionEvent
+from dsh_tui.llm.scripted import hang, text
+from dsh_tui.ui.config import UiConfig
+from dsh_tui.ui.keys import ACTIONS
+from dsh_tui.ui.screens.help import HelpScreen
+from dsh_tui.ui.widgets.blocks import AssistantBlock
+
+from .conftest import (
+    SIZE,
+    add_agent,
+    idle,
+    make_app,
+    msg,
+    renderable_text,
+    screen_text,
+    settle,
+    wait_until,
+    world,
+)
+
+FIXTURES = Path("/work/shared/fixtures/upstream-logs")
+
+PINNED = ("followup", "steer", "inject", "newline", "cancel_keep_inbox", "cancel_clear",
+          "edit_item", "remove_item", "move_item_up", "move_item_down", "move_item_lane",
+          "clear_inbox", "undo_discard", "new_agent", "spawn_child", "dispose_agent",
+          "toggle_event_log", "help", "change_theme")
+
+
+def test_every_pinned_action_has_a_binding_with_its_id() -> None:
+    from dsh_tui.ui.keys import default_bindings
+
+    bindings = default_bindings()
+    for name in PINNED:
+        assert name in bindings, name
+        assert bindings[name].action == name and bindings[name].id == name
+    assert {spec.name for spec in ACTIONS} >= set(PINNED)
+
+
+async def test_event_log_shows_durable_events_and_notifications_filtered() -> None:
+    ctx, _ = world([text("hi")])
+    agent = await add_agent(ctx, "planner", "planner")
+    other = await add_agent(ctx, "other", "other")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        agent.followup(msg("hello", "m1"))
+        other.inbox.append("next-turn", msg("for other", "o1"))
+        await idle(pilot, agent)
+        log = app.event_log
+        assert not log.display
+        await pilot.press("f2")
+        await settle(pilot)
+        assert log.display
+        lines = list(log.log_widget.lines)
+        assert any("turn/start" in line and line.split()[0].isdigit() for line in lines)
+        assert any(line.strip().startswith("~") and "agent/inbox/claimed" in line
+                   for line in lines)
+        assert not any("assistant/chunk" in line for line in lines)  # the default "-chunk"
+        assert not any("for other" in line for line in lines)  # only the selected agent
+        log.query_one("#event-filter", Input).value = "inbox"
+        await pilot.pause()
+        lines = list(log.log_widget.lines)
+        assert lines and all("inbox" in line for line in lines)
+        log.query_one("#event-all", Checkbox).value = True
+        await pilot.pause()
+        assert any("for other" in line for line in log.log_widget.lines)
+        agent.followup(msg("again", "m2"))  # live: appended by the flush
+        await wait_until(pilot, lambda: any("again" in line for line in log.log_widget.lines))
+        await pilot.press("f2")
+        assert not log.display
+
+
+async def test_help_lists_every_binding_with_its_current_key() -> None:
+    ctx, _ = world([])
+    await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx, UiConfig(keys={"steer": "ctrl+e"}))
+    async with app.run_test(size=(150, 60)) as pilot:
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        body = renderable_text(app.screen.query_one("#help-body").content)
+        for name in PINNED:
+            assert f" {name}\n" in body, name
+        steer_line = next(line for line in body.splitlines() if line.endswith(" steer"))
+        assert "^e" in steer_line and "^s" not in steer_line
+        for key in ("⏎", "^t", "^j", "esc", "^l", "^n", "f2", "f1", "e / ⏎", "x / del",
+                    "shift+↑", "shift+↓", "c ", "d "):
+            assert key in body, key
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_remapped_keys_work() -> None:
+    ctx, _ = world([hang()])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx, UiConfig(keys={"steer": "ctrl+e", "followup": "ctrl+o",
+                                       "newline": "enter"}))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"two")
+        await pilot.press("enter")  # now a newline
+        await pilot.press(*"lines")
+        assert app.composer.text == "two\nlines"
+        await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: agent.status == "running")
+        await pilot.press(*"steer it")
+        await pilot.press("ctrl+s")  # no longer bound: nothing is sent
+        await settle(pilot)
+        assert not agent.inbox.next_step
+        await pilot.press("ctrl+e")
+        await settle(pilot)
+        assert [m.text for m in agent.inbox.next_step] == ["steer it"]
+        assert "^e steer" in app.composer.border_title
+        agent.cancel()
+        await idle(pilot, agent)
+
+
+async def test_palette_lists_actions_with_keys_and_runs_them() -> None:
+    ctx, _ = world([])
+    await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+p")
+        await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press(*"send as steer")
+        await wait_until(pilot, lambda: "Send as steer  (^s)" in screen_text(app))
+        await pilot.press("escape")
+        await pilot.press("ctrl+p")
+        await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press(*"new root agent")
+        await wait_until(pilot, lambda: "New root agent  (^n)" in screen_text(app))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: len(ctx.agents.roots()) == 2)
+
+
+async def test_theme_switch_is_remembered_in_the_config_file(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text('model = "kept"\n')
+    ctx, _ = world([])
+    await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx, UiConfig(path=path))
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.theme == "dark"
+        await pilot.press("ctrl+p")
+        await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press(*"theme: high-contrast")
+        await wait_until(pilot, lambda: "theme: high-contrast" in screen_text(app))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.theme == "high-contrast")
+    saved = tomllib.loads(path.read_text())
+    assert saved == {"model": "kept", "theme": "high-contrast"}
+    again = make_app(world([])[0], UiConfig(theme=saved["theme"]))
+    assert again.theme == "high-contrast"
+
+
+async def test_theme_with_no_config_path_touches_no_file(tmp_path: Path) -> None:
+    ctx, _ = world([])
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        app.theme = "light"
+        await pilot.pause()
+    assert list(tmp_path.iterdir()) == []
+
+
+async def test_read_only_view_refuses_sending_and_editing() -> None:
+    ctx = open_log(FIXTURES / "fresh-round-trip.jsonl")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.composer.read_only
+        shown = screen_text(app)
+        assert "echo WEB_E2E_OK" in shown or "DONE" in shown
+        for action in ("followup", "steer", "inject", "edit_item", "new_agent",
+                       "cancel_clear", "dispose_agent", "spawn_child"):
+            app.clear_notifications()
+            await app.run_action(action)
+            await pilot.pause()
+            assert any("Read-only" in n.message for n in app._notifications), action
+
+
+async def test_markup_and_escapes_are_shown_literally() -> None:
+    ctx, _ = world([text("model says [bold]x[/bold] and \x1b[31mred\x1b[0m")])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"[inject] [bold]me[/bold]")
+        await pilot.press("enter")
+        await idle(pilot, agent)
+        shown = screen_text(app)
+        assert "[inject] [bold]me[/bold]" in shown
+        assert "model says [bold]x[/bold] and ␛[31mred␛[0m" in shown
+        assert "\x1b" not in shown
+
+
+async def test_stream_renders_are_coalesced() -> None:
+    chunks = 4000
+    ctx, _ = world([text("y" * chunks)])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        agent.followup(msg("go", "m1"))
+        await idle(pilot, agent)
+        assert app.query_one(AssistantBlock).source == "y" * chunks
+        assert app.bridge.flush_count < chunks / 20
+        assert app.transcript.render_count <= app.bridge.flush_count + 2
+
+
+def _long_log(turns: int) -> list[SessionEvent]:
+    events: list[SessionEvent] = []
+
+    def add(type_: str, data: Any) -> None:
+        events.append(SessionEvent(type_, len(events), 1_000 + len(events), data))
+
+    for turn in range(1, turns + 1):
+        add("turn/start", {"turn": turn})
+        add("user/message", {"id": f"u{turn}", "role": "user",
+                             "content": [{"type": "text", "text": f"question {turn}"}],
+                             "source": {"kind": "user"}})
+        add("assistant/message", {"turn": turn, "step": 1, "message": {
+            "id": f"a{turn}", "role": "assistant",
+            "content": [{"type": "text", "text": f"answer {turn}"}],
+            "source": {"kind": "model", "provider": "p", "model": "m"}}})
+        add("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
+    return events
+
+
+async def test_long_sessions_mount_only_the_tail_and_load_older_on_demand() -> None:
+    ctx = new_world(read_only=True)
+    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, _long_log(2500))
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        transcript = app.transcript
+        items = len(app.selected_view.transcript.items)
+        assert items == 10_000
+        assert len(transcript.blocks) == transcript.WINDOW
+        assert "answer 2500" in screen_text(app)
+        marker = transcript._marker
+        assert marker is not None and "9,940 earlier items" in str(marker.render())
+        await transcript.load_older()
+        await settle(pilot)
+        assert len(transcript.blocks) == transcript.WINDOW + transcript.PAGE
+        assert transcript.first == items - transcript.WINDOW - transcript.PAGE
+        await pilot.press("home")  # in the transcript: go up and load a page
+        transcript.focus()
+        await pilot.press("home")
+        await settle(pilot)
+        assert len(transcript.blocks) >= transcript.WINDOW + 2 * transcript.PAGE
