@@ -24,6 +24,17 @@ from dsh_tui.ui.world import create_agent
 
 SIZE = (150, 42)
 
+
+class SceneApp(DshApp):
+    """The app, plus a tidy exit: agents still streaming are stopped with it."""
+
+    async def on_unmount(self) -> None:
+        super().on_unmount()
+        for agent in self.ctx.agents.list():
+            if agent.status == "running":
+                agent.cancel(None, keep_inbox=True)
+                await asyncio.wait_for(agent.when_idle(), 5)
+
 ANSWER = """Both designs work; they differ in **where the state lives**.
 
 1. *Write-through*: every update goes to the store first. Simple, slower writes.
@@ -125,7 +136,7 @@ def history_script() -> list[Any]:
 
 
 def idle_scene() -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
-    app = DshApp(make_world(history_script()))
+    app = SceneApp(make_world(history_script()))
 
     async def run_before(pilot: Any) -> None:
         await _planner_with_history(pilot)
@@ -135,7 +146,7 @@ def idle_scene() -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
 
 
 def streaming_scene() -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
-    app = DshApp(make_world([*history_script(), hang("Write-back needs a flush policy:")]))
+    app = SceneApp(make_world([*history_script(), hang("Write-back needs a flush policy:")]))
 
     async def run_before(pilot: Any) -> None:
         planner = await _planner_with_history(pilot)
@@ -148,7 +159,7 @@ def streaming_scene() -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
 
 
 def inbox_scene(edit: bool = False) -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
-    app = DshApp(make_world([*history_script(), hang("Write-back needs a flush policy:")]))
+    app = SceneApp(make_world([*history_script(), hang("Write-back needs a flush policy:")]))
 
     async def run_before(pilot: Any) -> None:
         planner = await _planner_with_history(pilot)

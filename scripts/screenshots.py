@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Regenerate `screenshots/*.svg` from scripted runs of the app.
+
+    python scripts/screenshots.py            (or: python3 dev.py shots)
+
+Every screen is the same scripted scene the snapshot tests use
+(`tests/ui/scenes.py`: fixed ids, fixed clock, no animation), saved with
+`app.save_screenshot` inside `App.run_test`, plus `demo.svg`: the embedded demo
+model answering a first question, the way a newcomer sees it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "screenshots"
+sys.path.insert(0, str(ROOT))
+
+
+async def shoot(name: str) -> Path:
+    import pytest
+
+    from tests.ui.scenes import SCENES, SIZE, freeze_time
+
+    with pytest.MonkeyPatch.context() as patch:
+        freeze_time(patch)
+        app, run_before = SCENES[name]()
+        async with app.run_test(size=SIZE) as pilot:
+            await run_before(pilot)
+            await pilot.pause()
+            app.save_screenshot(filename=f"{name}.svg", path=str(OUT))
+    return OUT / f"{name}.svg"
+
+
+async def shoot_demo() -> Path:
+    """The real demo model (no pauses): one question, a streamed answer, a sub-agent."""
+    import pytest
+
+    from dsh_tui.compose import build_context
+    from dsh_tui.llm.demo import DemoModel
+    from dsh_tui.ui.app import DshApp
+    from dsh_tui.ui.world import create_agent
+    from tests.ui.scenes import SIZE, freeze_time, settle
+
+    ctx = build_context(providers={"demo": DemoModel(speed=0)}, workspace=str(ROOT))
+    app = DshApp(ctx)
+    with pytest.MonkeyPatch.context() as patch:
+        freeze_time(patch)
+        await _demo_run(app, ctx, SIZE, settle, create_agent)
+    await ctx.scope.dispose()
+    return OUT / "demo.svg"
+
+
+async def _demo_run(app: Any, ctx: Any, size: tuple[int, int], settle: Any,
+                    create_agent: Any) -> None:
+    async with app.run_test(size=size) as pilot:
+        agent = (await create_agent(ctx, provider="demo", model="demo", title="demo",
+                                    session_id="demo")).agent
+        await settle(pilot)
+        await pilot.press(*"compare two designs for a cache")
+        await pilot.press("enter")
+        await asyncio.wait_for(agent.when_idle(), 60)
+        await pilot.press(*"then write it up as a short design doc")
+        await pilot.press("enter")
+        await asyncio.wait_for(agent.when_idle(), 60)
+        await settle(pilot)
+        app.animation_level = "none"
+        app.composer.cursor_blink = False
+        app.clear_notifications()
+        await pilot.pause()
+        app.save_screenshot(filename="demo.svg", path=str(OUT))
+
+
+async def main() -> int:
+    from tests.ui.scenes import SCENES
+
+    OUT.mkdir(exist_ok=True)
+    written = [await shoot(name) for name in SCENES]
+    written.append(await shoot_demo())
+    for path in written:
+        print(path.relative_to(ROOT))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
