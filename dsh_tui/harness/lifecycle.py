@@ -222,6 +222,7 @@ def prepare_agent(
         assert_live()
         agent_events(root_ctx, agent).emit("agent/session-start", {"source": source})
         assert_live()
+        root_ctx.registry.set_disposer(agent, lambda: dispose())
         return AgentHandleImpl(agent, lambda: dispose())
 
     return Prepared(agent, abort, publish, lambda: dispose())

@@ -44,6 +44,7 @@ class AgentRegistry:
     def __init__(self, bus: EventBus) -> None:
         self.bus = bus
         self._entries: dict[str, _Entry] = {}
+        self._disposers: dict[str, tuple[Any, Callable[[], Any]]] = {}
         self._factory: AgentFactory | None = None
         self.initiator = InitiatorScope()
         self.persistence: Any = None  # set by the composition root when sessions persist
@@ -100,6 +101,9 @@ class AgentRegistry:
         if self._entries.get(entry.agent.id) is not entry:
             return  # stale: a later same-id agent stays
         del self._entries[entry.agent.id]
+        held = self._disposers.get(entry.agent.id)
+        if held is not None and held[0] is entry.agent:
+            del self._disposers[entry.agent.id]
         if entry.announced:
             self.bus.emit_contained("agent/disposed", entry.agent, payload_of(entry.agent))
 
@@ -117,6 +121,17 @@ class AgentRegistry:
             entry.announcing = False
             if entry.detach_requested:
                 self._remove(entry)
+
+    def set_disposer(self, agent: Any, dispose: Callable[[], Any]) -> None:
+        """Record how to dispose a published agent (its handle's dispose)."""
+        self._disposers[agent.id] = (agent, dispose)
+
+    def dispose(self, agent_id: str) -> Any:
+        """Start disposing a live agent by id; returns its completion (None if not live)."""
+        held = self._disposers.get(agent_id)
+        if held is None or self.get(agent_id) is not held[0]:
+            return None
+        return held[1]()
 
     # -- factory ------------------------------------------------------------------------------
 
@@ -165,6 +180,14 @@ class Agents:
 
     def children_of(self, owner: Any) -> list[Any]:
         return self.registry.children_of(owner)
+
+    def dispose(self, agent_id: str) -> Any:
+        """Dispose a live agent by id, as its handle would (awaitable; None if not live).
+
+        Lets anyone holding `ctx.agents` — a UI, a parent's tool — dispose an agent
+        without keeping the creator's handle.
+        """
+        return self.registry.dispose(agent_id)
 
     def enter(self, agent: Agent, owner: Any = None) -> Callable[[], None]:
         return self.registry.enter(agent, owner)

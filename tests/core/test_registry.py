@@ -752,3 +752,21 @@ async def test_rule_session_lifecycle_events_and_scope(make_world):
                      ("agent/disposed", "life"), ("session/disposed", "life")]
     assert world.ctx.sessions.list() == []
     assert events_of(handle.agent, "turn/start") == []
+
+
+async def test_dispose_by_id_matches_the_handle(make_world):
+    """ctx.agents.dispose(id) disposes a published agent exactly as its handle would, from any
+    context; an unknown or already-gone id gives None."""
+    world = make_world([])
+    owner = await world.create("owner")
+    child = await owner.agent.ctx.agents.create(CreateAgentOptions(
+        session_id="kid", agent_options=AgentOptions(provider="mock", model="mock")))
+    disposed = []
+    world.ctx.on("agent/disposed", lambda p: disposed.append(p["agent"].id))
+    assert world.ctx.agents.dispose("nobody") is None
+    await world.ctx.agents.dispose("kid")
+    assert disposed == ["kid"] and world.ctx.agents.get("kid") is None
+    assert world.ctx.agents.dispose("kid") is None
+    await child.dispose()  # the handle still works and is the same completion
+    await world.ctx.agents.dispose("owner")
+    assert disposed == ["kid", "owner"]
