@@ -17,6 +17,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal
+from textual.content import Content
 from textual.timer import Timer
 from textual.widgets import Footer
 
@@ -24,6 +25,7 @@ from dsh_tui.harness import UserMessage, user_message
 
 from .bridge import Bridge, FlushBatch
 from .config import ConfigError, UiConfig, save_setting
+from .gcpacing import GcPacing
 from .keys import ACTIONS, keys_for
 from .models import LANE_TARGET, LANES, AgentView, format_tokens, source_for, with_lane
 from .screens.confirm import ConfirmScreen
@@ -40,6 +42,16 @@ from .world import HandleBook, create_agent, resume_tree, spawn_child
 
 READ_ONLY_NOTICE = "Read-only view of a session log: sending and editing are disabled."
 SENDERS = {"follow-up": "followup", "steer": "steer", "inject": "inject"}
+
+
+def set_title(widget: Any, title: str, attr: str = "border_title") -> None:
+    """Set a border title as plain text (agent names are never markup), only on change:
+    Textual repaints the whole widget on every assignment."""
+    cache = f"_dsh_{attr}"
+    if getattr(widget, cache, None) == title:
+        return
+    setattr(widget, cache, title)
+    setattr(widget, attr, Content(title))
 
 
 class DshCommands(Provider):
@@ -111,6 +123,7 @@ class DshApp(App[None]):
         self.handles = HandleBook.of(ctx)
         self.selected_id: str | None = None
         self._spinner: Timer | None = None
+        self.gc_pacing = GcPacing()
         self._edit: tuple[EditScreen, str, str] | None = None
         self._created = 0
         self._children = 0
@@ -161,9 +174,9 @@ class DshApp(App[None]):
         if self.config.keys:
             self.set_keymap(self.config.keys)
         self.set_class(self.read_only, "-read-only")
-        self.tree.border_title = "Agents"
-        self.transcript.border_title = "Transcript"
-        self.inbox.border_title = "Inbox"
+        set_title(self.tree, "Agents")
+        set_title(self.transcript, "Transcript")
+        set_title(self.inbox, "Inbox")
         self._spinner = self.set_interval(0.1, self._tick, pause=True)
         self.bridge.start()
         self.bridge.flush()
@@ -215,9 +228,19 @@ class DshApp(App[None]):
         self._check_edit()
 
     def _tick(self) -> None:
-        if not self.tree.tick(self.bridge.views) and self._spinner is not None:
+        """10 times a second while an agent runs: spinner frames and GC pacing."""
+        if self.tree.tick(self.bridge.views):
+            self.gc_pacing.busy()
+            return
+        if self._spinner is not None:
             self._spinner.pause()
-            self.tree.refresh_rows(self.bridge.views)
+        self.tree.refresh_rows(self.bridge.views)
+        self.set_timer(1.5, self._settle_gc)
+
+    def _settle_gc(self) -> None:
+        if not any(getattr(v.agent, "status", "idle") == "running"
+                   for v in self.bridge.views.values()):
+            self.gc_pacing.settle()
 
     def _select_fallback(self) -> None:
         roots = [a for a in self.ctx.agents.roots() if a.id in self.bridge.views]
@@ -259,9 +282,9 @@ class DshApp(App[None]):
     def _update_titles(self) -> None:
         view = self.selected_view
         if view is None:
-            self.transcript.border_title = "Transcript"
-            self.inbox.border_title = "Inbox"
-            self.composer.border_title = ""
+            set_title(self.transcript, "Transcript")
+            set_title(self.inbox, "Inbox")
+            set_title(self.composer, "")
             return
         agent = view.agent
         model = view.transcript
@@ -274,17 +297,17 @@ class DshApp(App[None]):
         tokens = model.input_tokens + model.output_tokens
         if tokens:
             parts.append(f"{format_tokens(tokens)} tokens")
-        self.transcript.border_title = " · ".join(parts)
+        set_title(self.transcript, " · ".join(parts))
         inbox = agent.inbox
-        self.inbox.border_title = f"Inbox · {view.name} · {len(inbox.next_step)} step · " \
-                                  f"{len(inbox.next_turn)} turn"
+        set_title(self.inbox, f"Inbox · {view.name} · {len(inbox.next_step)} step · "
+                              f"{len(inbox.next_turn)} turn")
         if self.read_only:
-            self.composer.border_title = "read-only"
+            set_title(self.composer, "read-only")
         else:
             keys = [f"{' / '.join(keys_for(self, a))} {label}" for a, label in (
                 ("followup", "follow-up"), ("steer", "steer"), ("inject", "inject"),
                 ("newline", "newline"))]
-            self.composer.border_title = f"→ {view.name} · " + " · ".join(keys)
+            set_title(self.composer, f"→ {view.name} · " + " · ".join(keys))
 
     # -- helpers -------------------------------------------------------------------------------
 

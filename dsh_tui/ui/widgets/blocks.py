@@ -179,9 +179,8 @@ class AssistantBlock(Markdown, TranscriptBlock):
     """The assistant's text as Markdown, streamed through Textual's `MarkdownStream`."""
 
     DEFAULT_CSS = """
-    AssistantBlock { padding: 0 1 0 1; margin-top: 1; border-left: outer $primary 40%; }
+    AssistantBlock { padding: 0 1 0 1; margin-top: 1; border-left: outer $primary 40%; layout: stream; }
     AssistantBlock.-streaming { border-left: outer $primary; }
-    AssistantBlock > MarkdownBlock:last-child { margin-bottom: 0; }
     AssistantBlock > MarkdownParagraph { margin: 0 0 1 0; }
     """
 

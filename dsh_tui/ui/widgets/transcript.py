@@ -35,8 +35,8 @@ class EmptyHint(Static):
 class Transcript(VerticalScroll):
     """Follows the tail (Textual's anchor) unless the person scrolls up."""
 
-    WINDOW = 60
-    PAGE = 40
+    WINDOW = 30
+    PAGE = 30
     HIGH_WATER = 320
     LOW_WATER = 200
 
@@ -67,6 +67,7 @@ class Transcript(VerticalScroll):
         self._loading_older = False
         self._marker: OlderMarker | None = None
         self._hint: EmptyHint | None = None
+        self._subtitle: str | None = None
         self.can_focus = True
 
     # -- requests (from the app's flush) -----------------------------------------------------
@@ -230,8 +231,9 @@ class Transcript(VerticalScroll):
 
     def _show_follow_state(self) -> None:
         subtitle = "" if self.following else "▼ new output below · end follows"
-        if self.border_subtitle != subtitle:
-            self.border_subtitle = subtitle
+        if getattr(self, "_subtitle", None) != subtitle:
+            self._subtitle = subtitle
+            self.border_subtitle = Content(subtitle)
 
     @property
     def following(self) -> bool:
