@@ -278,6 +278,8 @@ class DshApp(App[None]):
 
     def on_agent_tree_selected(self, event: AgentTree.Selected) -> None:
         self.select_agent(event.agent_id)
+        if event.chosen and not self.read_only:
+            self.composer.focus()
 
     def _update_titles(self) -> None:
         view = self.selected_view
@@ -722,6 +724,10 @@ class DshApp(App[None]):
             self.say(f"Could not list saved sessions: {error}", "error")
             return
         live = {agent.id for agent in self.ctx.agents.list()}
+        stored = {str(h.get("id")) for h in headers}
+        opened = [dict(a.session.header) for a in self.ctx.agents.list() if a.id not in stored]
+        headers = sorted([*headers, *opened], key=lambda h: h.get("createdAt") or 0,
+                         reverse=True)
 
         def chosen(session_id: str | None) -> None:
             if session_id and session_id not in live:

@@ -84,6 +84,8 @@ async def test_selecting_a_row_points_transcript_and_inbox_at_it() -> None:
         await pilot.press("up")
         await settle(pilot)
         assert "hello planner" in screen_text(app)
+        await pilot.press("enter")  # choosing an agent puts the cursor where you type to it
+        assert app.selected_id == "planner" and app.focused is app.composer
 
 
 async def test_ctrl_n_creates_a_root_and_c_spawns_an_owned_child() -> None:

@@ -259,3 +259,87 @@ async def test_long_sessions_mount_only_the_tail_and_load_older_on_demand() -> N
         await pilot.press("home")
         await settle(pilot)
         assert len(transcript.blocks) >= transcript.WINDOW + 2 * transcript.PAGE
+
+
+async def test_the_tail_is_followed_unless_scrolled_up() -> None:
+    ctx, _ = world([text("\n\n".join(f"paragraph {n}" for n in range(80))),
+                    text("\n\n".join(f"more {n}" for n in range(40)))])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        agent.followup(msg("long answer please", "m1"))
+        await idle(pilot, agent)
+        transcript = app.transcript
+        assert transcript.following and transcript.scroll_y == transcript.max_scroll_y > 0
+        transcript.scroll_to(y=0, animate=False, immediate=True)
+        await pilot.pause()
+        assert not transcript.following
+        assert "new output below" in str(transcript.border_subtitle)
+        agent.followup(msg("and more", "m2"))
+        await idle(pilot, agent)
+        assert transcript.scroll_y == 0  # left where the person put it
+        transcript.focus()
+        await pilot.press("end")
+        await settle(pilot)
+        assert transcript.following and transcript.scroll_y == transcript.max_scroll_y
+
+
+async def test_streaming_reasoning_shows_its_latest_line_and_fences_wait() -> None:
+    from dsh_tui.ui.models import Item
+    from dsh_tui.ui.widgets.blocks import PlainFence, ReasoningBlock
+
+    item = Item("reasoning", 0, streaming=True)
+    item.chunks.extend(["first thought\n", "second ", "thought"])
+    block = ReasoningBlock(item)
+    assert str(block.render()).startswith("▸ thinking… second thought")
+    item.streaming = False
+    block.show_item(item)
+    assert str(block.render()).startswith("▸ reasoning · 2 lines first thought")
+    block.toggle()
+    assert "first thought\nsecond thought" in str(block.render())
+    answer = Item("text", 1, streaming=True, text="```python\nx = 1\n")
+    markdown = AssistantBlock(answer)
+    assert markdown.get_block_class("fence") is PlainFence
+    answer.streaming = False
+    markdown.streaming = False
+    assert markdown.get_block_class("fence") is not PlainFence
+
+
+async def test_sessions_screen_lists_and_resumes_saved_sessions(tmp_path: Path) -> None:
+    from dsh_tui.compose import build_context
+    from dsh_tui.harness.persistence import JsonlPersistence
+    from dsh_tui.llm.scripted import ScriptedModel
+    from dsh_tui.ui.screens.sessions import SessionsScreen
+    from dsh_tui.ui.world import HandleBook
+
+    first = build_context(providers={"mock": ScriptedModel([text("saved answer")])},
+                          persistence=JsonlPersistence(tmp_path), tools=[], retry=False,
+                          system_prompt=None)
+    old = await add_agent(first, "old-session", "old")
+    old.followup(msg("remember me", "m1"))
+    await old.when_idle()
+    await HandleBook.of(first).dispose_all()
+    await first.scope.dispose()
+
+    ctx = build_context(providers={"mock": ScriptedModel([])},
+                        persistence=JsonlPersistence(tmp_path), tools=[], retry=False,
+                        system_prompt=None)
+    await add_agent(ctx, "current", "current")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f3")
+        assert isinstance(app.screen, SessionsScreen)
+        await pilot.pause()
+        shown = screen_text(app)
+        assert "old-session" in shown and "current" in shown and "● open" in shown
+        options = app.screen.query_one("#sessions-list")
+        options.highlighted = next(i for i, o in enumerate(options.options)
+                                   if o.id == "old-session")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: ctx.agents.get("old-session") is not None)
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        assert app.selected_id == "old-session"
+        assert "remember me" in screen_text(app) and "saved answer" in screen_text(app)
+    await HandleBook.of(ctx).dispose_all()
+    await ctx.scope.dispose()

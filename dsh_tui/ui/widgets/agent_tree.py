@@ -41,9 +41,10 @@ class AgentTree(Tree[str]):
     class Selected(Message):
         """The highlighted agent changed."""
 
-        def __init__(self, agent_id: str | None) -> None:
+        def __init__(self, agent_id: str | None, chosen: bool = False) -> None:
             super().__init__()
             self.agent_id = agent_id
+            self.chosen = chosen  # enter or a click: the person wants to talk to it
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("agents", **kwargs)
@@ -153,7 +154,7 @@ class AgentTree(Tree[str]):
 
     def on_tree_node_selected(self, event: Tree.NodeSelected[str]) -> None:
         event.stop()
-        self.post_message(self.Selected(event.node.data))
+        self.post_message(self.Selected(event.node.data, chosen=True))
 
     async def action_spawn_child(self) -> None:
         await self.app.run_action("spawn_child")
