@@ -206,10 +206,12 @@ class DshApp(App[None]):
         views = self.bridge.views
         tree = self.tree
         if batch.structure:
+            node = tree.nodes.get(self.selected_id or "")
+            owner = node.parent.data if node is not None and node.parent is not None else None
             tree.sync_structure(self.ctx.agents, views)
             tree.refresh_rows(views)
             if self.selected_id not in views or self.selected_id not in tree.nodes:
-                self._select_fallback()
+                self._select_fallback(owner)
         elif batch.agents:
             tree.refresh_rows(views, batch.agents)
         selected = self.selected_id
@@ -242,12 +244,16 @@ class DshApp(App[None]):
                    for v in self.bridge.views.values()):
             self.gc_pacing.settle()
 
-    def _select_fallback(self) -> None:
-        roots = [a for a in self.ctx.agents.roots() if a.id in self.bridge.views]
+    def _select_fallback(self, owner: str | None = None) -> None:
+        """The selected agent went away: select its owner, else the first root."""
         current = self.selected_id
         if current is not None and current in self.tree.nodes:
             return
         self.selected_id = None
+        if owner is not None and owner in self.tree.nodes and owner in self.bridge.views:
+            self.select_agent(owner)
+            return
+        roots = [a for a in self.ctx.agents.roots() if a.id in self.bridge.views]
         self.select_agent(roots[0].id if roots else None)
 
     # -- selection -----------------------------------------------------------------------------
@@ -647,16 +653,11 @@ class DshApp(App[None]):
         if agent is None:
             return
         name = self.display_name(agent.id)
-        handle = self.handles.get(agent.id)
-        if handle is None:
-            self.say(f"{name} was started by its parent's tool, which owns it: dispose its "
-                     "owner to dispose it.", "warning")
-            return
         below = self._descendants(agent)
 
         def answer(yes: bool | None) -> None:
             if yes:
-                self._dispose(handle, name)
+                self._dispose(agent.id, name)
 
         extra = f" and its {below} sub-agent{'s' if below != 1 else ''}" if below else ""
         self.push_screen(ConfirmScreen(
@@ -674,10 +675,19 @@ class DshApp(App[None]):
         return count
 
     @work(group="agents", exit_on_error=False)
-    async def _dispose(self, handle: Any, name: str) -> None:
-        agent_id = handle.agent.id
+    async def _dispose(self, agent_id: str, name: str) -> None:
+        """Through the creator's handle when this app or the CLI holds it, otherwise
+        through `ctx.agents.dispose(id)` (agents a tool started, resumed children)."""
+        handle = self.handles.get(agent_id)
         try:
-            await handle.dispose()
+            if handle is not None:
+                await handle.dispose()
+            else:
+                done = self.ctx.agents.dispose(agent_id)
+                if done is None:
+                    self.say(f"{name} cannot be disposed: it is no longer live.", "warning")
+                    return
+                await done
         except Exception as error:
             self.say(f"Disposing {name} failed: {error}", "error")
             return

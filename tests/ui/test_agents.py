@@ -140,19 +140,24 @@ async def test_dispose_asks_first() -> None:
         assert tree_paths(app) == ["planner"] and app.selected_id == "planner"
 
 
-async def test_an_agent_without_a_handle_is_not_disposed_silently() -> None:
+async def test_an_agent_started_by_a_tool_is_disposed_through_the_registry() -> None:
     ctx, _ = world([])
+    await add_agent(ctx, "first", "first")
     owner = await add_agent(ctx, "planner", "planner")
     await add_agent(ctx, "tool-child", "tool child", owner=owner)
-    HandleBook.of(ctx).forget("tool-child")  # as if a tool had created it
+    HandleBook.of(ctx).forget("tool-child")  # as if a tool had created it: no handle here
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         app.select_agent("tool-child", focus_tree=True)
         await pilot.press("d")
-        await pilot.pause()
-        assert not isinstance(app.screen, ConfirmScreen)
-        assert any("dispose its owner" in n.message for n in app._notifications)
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        assert ctx.agents.get("tool-child") is None
+        assert tree_paths(app) == ["first", "planner"]
+        assert app.selected_id == "planner"  # back to its owner
 
 
 async def test_escape_cancels_and_keeps_the_inbox_then_enter_delivers_it() -> None:
