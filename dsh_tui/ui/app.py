@@ -18,6 +18,7 @@ from textual.binding import Binding, BindingType
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal
 from textual.content import Content
+from textual.markup import escape
 from textual.timer import Timer
 from textual.widgets import Footer
 
@@ -73,14 +74,15 @@ class DshCommands(Provider):
 
     async def discover(self) -> Hits:
         for title, help_text, callback in self._commands():
-            yield DiscoveryHit(title, callback, help=help_text)
+            yield DiscoveryHit(Content(title), callback, text=title, help=escape(help_text))
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for title, help_text, callback in self._commands():
             score = matcher.match(title)
             if score > 0:
-                yield Hit(score, matcher.highlight(title), callback, help=help_text)
+                yield Hit(score, matcher.highlight(escape(title)), callback, text=title,
+                          help=escape(help_text))
 
 
 class DshApp(App[None]):
@@ -125,7 +127,6 @@ class DshApp(App[None]):
         self._spinner: Timer | None = None
         self.gc_pacing = GcPacing()
         self._edit: tuple[EditScreen, str, str] | None = None
-        self._created = 0
         self._children = 0
         self._theme_ready = False
         for theme in load_themes():
@@ -172,7 +173,14 @@ class DshApp(App[None]):
 
     def on_mount(self) -> None:
         if self.config.keys:
-            self.set_keymap(self.config.keys)
+            from .keys import default_bindings
+
+            known = default_bindings()
+            unknown = sorted(set(self.config.keys) - set(known))
+            if unknown:
+                self.say(f"[keys] in the config names unknown actions: {', '.join(unknown)}. "
+                         f"Known: {', '.join(sorted(known))}", "warning", timeout=12)
+            self.set_keymap({k: v for k, v in self.config.keys.items() if k in known})
         self.set_class(self.read_only, "-read-only")
         set_title(self.tree, "Agents")
         set_title(self.transcript, "Transcript")
@@ -608,7 +616,6 @@ class DshApp(App[None]):
         if self.read_only:
             self.say(READ_ONLY_NOTICE, "warning")
             return
-        self._created += 1
         self._create_root(f"agent {len(self.ctx.agents.roots()) + 1}")
 
     @work(group="agents", exit_on_error=False)

@@ -343,3 +343,15 @@ async def test_sessions_screen_lists_and_resumes_saved_sessions(tmp_path: Path) 
         assert "remember me" in screen_text(app) and "saved answer" in screen_text(app)
     await HandleBook.of(ctx).dispose_all()
     await ctx.scope.dispose()
+
+
+async def test_an_unknown_theme_or_key_name_is_reported_not_fatal() -> None:
+    ctx, _ = world([])
+    app = make_app(ctx, UiConfig(theme="no-such-theme", keys={"stear": "ctrl+e"}))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.theme == "dark"
+        messages = [n.message for n in app._notifications]
+        assert any('Unknown theme "no-such-theme"' in m and "high-contrast" in m
+                   for m in messages)
+        assert any("unknown actions: stear" in m for m in messages)
