@@ -75,6 +75,7 @@ class Bridge:
         self._inboxes: set[str] = set()
         self._log_mark = 0
         self._scheduled = False
+        self._wake_deadline: float | None = None
         self._last_flush = float("-inf")
         self._suppressed: set[str] = set()
         self._batch = 0
@@ -121,11 +122,18 @@ class Bridge:
 
     # -- scheduling ---------------------------------------------------------------------------
 
-    def _schedule(self, delay: float | None = None) -> None:
+    def _schedule_wake(self, delay: float) -> None:
+        """A flush when the next tombstone expires (one pending wake-up, not one per item)."""
         if self._stopped:
             return
-        if delay is not None:
-            self._schedule_cb(delay, self._wake)
+        deadline = self._clock() + delay
+        if self._wake_deadline is not None and self._wake_deadline <= deadline:
+            return
+        self._wake_deadline = deadline
+        self._schedule_cb(delay, self._wake)
+
+    def _schedule(self) -> None:
+        if self._stopped:
             return
         if self._scheduled:
             return
@@ -137,11 +145,19 @@ class Bridge:
             self._scheduled = False
 
     def _wake(self) -> None:
+        now = self._clock()
+        if self._wake_deadline is not None and self._wake_deadline > now + 0.01:
+            return  # superseded by an earlier wake-up that will reschedule
+        self._wake_deadline = None
+        later = []
         for view in self.views.values():
             if view.tombstones:
                 self._inboxes.add(view.id)
                 self._agents.add(view.id)
+                later.extend(t.expires for t in view.tombstones if t.expires > now)
         self._schedule()
+        if later:
+            self._schedule_wake(min(later) - now + 0.05)
 
     def suppress_tombstones(self, *message_ids: str) -> None:
         """The UI is about to move these items itself: their removal is not a discard."""
@@ -199,7 +215,7 @@ class Bridge:
             view.tombstones.append(Tombstone(
                 message, target or "", 0, lane_of(message.source, target), "claimed",
                 self._clock() + CLAIM_TTL, turn if isinstance(turn, int) else None))
-            self._schedule(CLAIM_TTL + 0.05)
+            self._schedule_wake(CLAIM_TTL + 0.05)
         self._agents.add(agent.id)
         self._inboxes.add(agent.id)
         self._note(agent.id, "agent/inbox/claimed", message)
@@ -312,7 +328,7 @@ class Bridge:
                                              now + DISCARD_TTL, batch=self._batch))
             added = True
         if added:
-            self._schedule(DISCARD_TTL + 0.05)
+            self._schedule_wake(DISCARD_TTL + 0.05)
 
     # -- reading ------------------------------------------------------------------------------
 

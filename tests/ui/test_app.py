@@ -355,3 +355,18 @@ async def test_an_unknown_theme_or_key_name_is_reported_not_fatal() -> None:
         assert any('Unknown theme "no-such-theme"' in m and "high-contrast" in m
                    for m in messages)
         assert any("unknown actions: stear" in m for m in messages)
+
+
+async def test_agent_names_are_never_markup() -> None:
+    ctx, _ = world([])
+    await add_agent(ctx, "odd", "[bold]odd[/bold] \x1b[31m")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        shown = screen_text(app)
+        assert "○ [bold]odd[/bold] ␛[31m mock" in shown  # the tree row
+        assert "Transcript · [bold]odd[/bold] ␛[31m" in shown  # the pane title
+        await pilot.press("ctrl+p")
+        await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press(*"agent: [bold]")
+        await wait_until(pilot, lambda: "agent: [bold]odd[/bold]" in screen_text(app))
