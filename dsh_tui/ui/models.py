@@ -678,7 +678,7 @@ class Tombstone:
 class InboxRow:
     """One line group of the inbox pane, computed from a projection snapshot."""
 
-    kind: str  # header | item | tombstone | banner | hint
+    kind: str  # header | item | tombstone | banner | hint (a line of text)
     text: str = ""
     target: str = ""
     index: int = 0
@@ -689,8 +689,14 @@ class InboxRow:
     tombstone: Tombstone | None = None
 
 
+LANE_ROW_LIMIT = 100
+"""Rows shown per list. A queue of 10,000 stays instant to show; the header keeps the true
+count and a last row says how many more wait behind the ones shown."""
+
+
 def inbox_rows(next_step: Sequence[Any], next_turn: Sequence[Any],
-               tombstones: Sequence[Tombstone], *, paused: bool) -> list[InboxRow]:
+               tombstones: Sequence[Tombstone], *, paused: bool,
+               limit: int = LANE_ROW_LIMIT) -> list[InboxRow]:
     """The rows of the inbox pane: NEXT STEP, NEXT TURN, then what just left."""
     rows: list[InboxRow] = []
     if paused:
@@ -698,10 +704,14 @@ def inbox_rows(next_step: Sequence[Any], next_turn: Sequence[Any],
                                           "enter on an empty composer delivers it"))
     for target, items in (("next-step", next_step), ("next-turn", next_turn)):
         rows.append(InboxRow("header", target=target, count=len(items)))
-        for index, message in enumerate(items):
+        for index, message in enumerate(items[:limit]):
             rows.append(InboxRow("item", text=message.text, target=target, index=index,
                                  message=message, lane=lane_of(message.source, target),
                                  source=source_label(message.source)))
+        if len(items) > limit:
+            rows.append(InboxRow("hint", target=target, count=len(items) - limit,
+                                 text=f"… {len(items) - limit:,} more queued behind these "
+                                      f"{limit}"))
     if not next_step and not next_turn:
         rows.append(InboxRow("hint", text="Empty. What you send while the agent works waits "
                                          "here, where you can edit, reorder or re-file it."))

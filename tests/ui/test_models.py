@@ -208,3 +208,11 @@ async def test_bridge_tombstones_discards_but_not_edits_or_moves() -> None:
     assert [(t.message.id, t.kind, t.target, t.index) for t in tombstones] == [
         ("m2", "discarded", "next-turn", 2)]
     bridge.stop()
+
+
+def test_a_huge_queue_shows_its_head_and_a_count() -> None:
+    queue = tuple(msg(f"item {n}", f"q{n}") for n in range(10_000))
+    rows = inbox_rows((), queue, (), paused=False, limit=100)
+    assert [r.kind for r in rows].count("item") == 100
+    assert rows[1].count == 10_000  # the NEXT TURN header keeps the true count
+    assert rows[-1].kind == "hint" and "9,900 more queued" in rows[-1].text
