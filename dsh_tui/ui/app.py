@@ -198,6 +198,7 @@ class DshApp(App[None]):
 
     def on_unmount(self) -> None:
         self.bridge.stop()
+        self.gc_pacing.release()
 
     def _schedule(self, delay: float, callback: Callable[[], Any]) -> Any:
         if delay <= 0:

@@ -44,3 +44,9 @@ class GcPacing:
         gc.unfreeze()
         gc.collect()
         self.collections += 1
+
+    def release(self) -> None:
+        """Give frozen objects back to the collector (the app is closing)."""
+        if self.frozen:
+            self.frozen = False
+            gc.unfreeze()

@@ -216,3 +216,26 @@ def test_a_huge_queue_shows_its_head_and_a_count() -> None:
     assert [r.kind for r in rows].count("item") == 100
     assert rows[1].count == 10_000  # the NEXT TURN header keeps the true count
     assert rows[-1].kind == "hint" and "9,900 more queued" in rows[-1].text
+
+
+def test_gc_pacing_freezes_while_busy_and_collects_when_idle() -> None:
+    import gc
+
+    from dsh_tui.ui.gcpacing import GcPacing
+
+    now = [0.0]
+    pacing = GcPacing(clock=lambda: now[0])
+    try:
+        pacing.busy()
+        pacing.busy()  # within the same second: no second freeze
+        assert pacing.freezes == 1 and pacing.frozen
+        now[0] = 1.5
+        pacing.busy()
+        assert pacing.freezes == 2
+        pacing.settle()
+        assert not pacing.frozen and pacing.collections == 1
+        assert gc.get_freeze_count() == 0
+        pacing.settle()  # nothing frozen: nothing to do
+        assert pacing.collections == 1
+    finally:
+        gc.unfreeze()
