@@ -75,6 +75,12 @@ async def test_event_log_shows_durable_events_and_notifications_filtered() -> No
         await pilot.pause()
         lines = list(log.log_widget.lines)
         assert lines and all("inbox" in line for line in lines)
+        log.query_one("#event-filter", Input).value = "inbox @oth"
+        await pilot.pause()
+        lines = list(log.log_widget.lines)
+        assert lines and all(" other " in line for line in lines)  # by agent, named
+        assert any("for other" in line for line in lines)
+        log.query_one("#event-filter", Input).value = "inbox"
         log.query_one("#event-all", Checkbox).value = True
         await pilot.pause()
         assert any("for other" in line for line in log.log_widget.lines)

@@ -2,9 +2,10 @@
 
 The visual debugger of inbox and steering: every `session/event` (with its seq)
 and every live `agent/*` notification (marked `~`), for the selected agent or for
-all of them, filtered by type. The filter is a list of words: an event is shown
-when its type contains every plain word and none of the `-`words (the default,
-`-chunk`, hides the stream deltas). Lines are plain text in a `Log`, which stays
+all of them, filtered by type and agent. The filter is a list of words: an event
+is shown when its type contains every plain word and none of the `-`words (the
+default, `-chunk`, hides the stream deltas); an `@`word keeps the agents whose id
+contains it (and looks at all agents, not only the selected one). Lines are plain text in a `Log`, which stays
 fast with thousands of them.
 """
 
@@ -26,8 +27,13 @@ DEFAULT_FILTER = "-chunk"
 MAX_LINES = 5000
 
 
-def matches(entry_type: str, words: list[str]) -> bool:
+def matches(entry_type: str, words: list[str], agent_id: str = "") -> bool:
+    agents = [w[1:] for w in words if w.startswith("@") and len(w) > 1]
+    if agents and not any(a in agent_id for a in agents):
+        return False
     for word in words:
+        if word.startswith("@"):
+            continue
         if word.startswith("-"):
             if word[1:] and word[1:] in entry_type:
                 return False
@@ -84,7 +90,7 @@ class EventLog(Vertical):
 
     def compose(self) -> ComposeResult:
         with Horizontal():
-            yield Input(DEFAULT_FILTER, placeholder="filter by type: inbox turn/ -chunk",
+            yield Input(DEFAULT_FILTER, placeholder="filter: inbox turn/ -chunk @agent",
                         id="event-filter")
             yield Checkbox("all agents", False, id="event-all")
         yield Log(max_lines=MAX_LINES, highlight=False, id="event-lines")
@@ -103,9 +109,10 @@ class EventLog(Vertical):
             self.reload()
 
     def _wanted(self, entry: LogEntry) -> bool:
-        if not self.all_agents and entry.agent_id != self.agent_id:
+        named = any(w.startswith("@") and len(w) > 1 for w in self.words)
+        if not self.all_agents and not named and entry.agent_id != self.agent_id:
             return False
-        return matches(entry.type, self.words)
+        return matches(entry.type, self.words, entry.agent_id)
 
     def reload(self) -> None:
         """Re-render from the bridge's log (the newest MAX_LINES matching entries)."""
@@ -128,7 +135,8 @@ class EventLog(Vertical):
         self._write(e for e in fresh if self._wanted(e))
 
     def _write(self, entries: Iterable[LogEntry]) -> None:
-        lines = [format_entry(e, with_agent=self.all_agents) for e in entries]
+        with_agent = self.all_agents or any(w.startswith("@") for w in self.words)
+        lines = [format_entry(e, with_agent=with_agent) for e in entries]
         if lines:
             self.lines_written += len(lines)
             self.log_widget.write_lines(lines)
