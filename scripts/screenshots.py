@@ -50,6 +50,8 @@ async def shoot_demo() -> Path:
     app = DshApp(ctx)
     with pytest.MonkeyPatch.context() as patch:
         freeze_time(patch)
+        ids = (f"{n:08x}-0000-4000-8000-000000000000" for n in range(0xC0FFEE, 0xC0FFEE + 10**6))
+        patch.setattr("dsh_tui.harness.messages.new_id", lambda: next(ids))
         await _demo_run(app, ctx, SIZE, settle, create_agent)
     await ctx.scope.dispose()
     return OUT / "demo.svg"

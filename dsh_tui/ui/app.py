@@ -18,6 +18,7 @@ from textual.binding import Binding, BindingType
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal
 from textual.content import Content
+from textual.css.query import NoMatches
 from textual.markup import escape
 from textual.timer import Timer
 from textual.widgets import Footer
@@ -126,6 +127,7 @@ class DshApp(App[None]):
         self.selected_id: str | None = None
         self._spinner: Timer | None = None
         self.gc_pacing = GcPacing()
+        self._closing = False
         self._edit: tuple[EditScreen, str, str] | None = None
         self._children = 0
         self._theme_ready = False
@@ -197,6 +199,9 @@ class DshApp(App[None]):
             self.say(READ_ONLY_NOTICE)
 
     def on_unmount(self) -> None:
+        self._closing = True
+        if self._spinner is not None:
+            self._spinner.stop()
         self.bridge.stop()
         self.gc_pacing.release()
 
@@ -212,6 +217,14 @@ class DshApp(App[None]):
     # -- the flush: one batch of changes, one render per widget --------------------------------
 
     def _on_flush(self, batch: FlushBatch) -> None:
+        if self._closing:
+            return
+        try:
+            self._apply_flush(batch)
+        except NoMatches:
+            pass  # the screen is being torn down: nothing left to show it on
+
+    def _apply_flush(self, batch: FlushBatch) -> None:
         views = self.bridge.views
         tree = self.tree
         if batch.structure:
@@ -240,12 +253,18 @@ class DshApp(App[None]):
 
     def _tick(self) -> None:
         """10 times a second while an agent runs: spinner frames and GC pacing."""
-        if self.tree.tick(self.bridge.views):
+        if self._closing:
+            return
+        try:
+            tree = self.tree
+        except NoMatches:
+            return  # the screen is being torn down
+        if tree.tick(self.bridge.views):
             self.gc_pacing.busy()
             return
         if self._spinner is not None:
             self._spinner.pause()
-        self.tree.refresh_rows(self.bridge.views)
+        tree.refresh_rows(self.bridge.views)
         self.set_timer(1.5, self._settle_gc)
 
     def _settle_gc(self) -> None:

@@ -268,6 +268,8 @@ class Bridge:
     def flush(self) -> FlushBatch:
         """Fold recorded changes into the view models and hand one batch to `on_flush`."""
         self._scheduled = False
+        if self._stopped:
+            return FlushBatch()
         now = self._clock()
         self._last_flush = now
         self.flush_count += 1
