@@ -217,3 +217,17 @@ async def test_escape_on_an_idle_agent_only_says_so() -> None:
         await pilot.pause()
         assert any("not running" in n.message for n in app._notifications)
         assert [m.id for m in agent.inbox.next_turn] == ["q1"]
+
+
+async def test_quitting_while_an_agent_streams_is_clean() -> None:
+    ctx, _ = world([hang()])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        agent.followup(msg("long job", "m0"))
+        await wait_until(pilot, lambda: agent.status == "running")
+        await pilot.pause(0.25)  # a few spinner ticks and flushes while it streams
+        await pilot.press("ctrl+q")
+    assert app.return_code in (0, None) and app._exception is None
+    agent.cancel()
+    await agent.when_idle()
