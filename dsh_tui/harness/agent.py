@@ -69,6 +69,20 @@ class Agent(Protocol):
     @property
     def status(self) -> AgentStatus: ...
 
+    @property
+    def current_turn(self) -> int:
+        """The running turn, or the last turn opened when idle (0 before any)."""
+        ...
+
+    @property
+    def current_step(self) -> int:
+        """The running step (0 when idle or between steps)."""
+        ...
+
+    def wake(self) -> bool:
+        """Start on pending work without sending anything (False when nothing is pending)."""
+        ...
+
     def send(self, message: UserMessage, target: InboxTarget, wakeup: bool) -> None: ...
 
     def followup(self, message: UserMessage) -> None: ...

@@ -131,7 +131,11 @@ class ReadOnlyAgent:
     def _refuse(self, *_args: Any, **_kwargs: Any) -> Any:
         raise ReadOnlyError(f'agent "{self.id}"')
 
-    send = followup = steer = inject = cancel = run_maintenance = _refuse
+    @property
+    def current_step(self) -> int:
+        return 0
+
+    send = followup = steer = inject = cancel = run_maintenance = wake = _refuse
 
     async def when_idle(self) -> None:
         return None

@@ -152,6 +152,18 @@ class LoopAgent:
     def inject(self, message: UserMessage | Mapping[str, Any]) -> None:
         self.send(message, "next-step", False)
 
+    def wake(self) -> bool:
+        """Run what is already pending (e.g. kept by `cancel(keep_inbox=True)`), in order.
+
+        The same wake a waking send performs, without adding a message: idle starts a
+        turn, maintenance latches, a live driver claims at its next boundary anyway.
+        Returns False (and does nothing) when nothing is pending.
+        """
+        if not self.inbox.has_pending:
+            return False
+        self._wake_driver()
+        return True
+
     def cancel(self, cause: Mapping[str, Any] | None = None, *, keep_inbox: bool = False) -> None:
         cause = dict(USER_CAUSE) if cause is None else cause
         if not keep_inbox:

@@ -392,21 +392,11 @@ class DshApp(App[None]):
         return True
 
     def _deliver_kept(self, agent: Any) -> None:
-        """Wake an idle agent on the work it kept after a stop, in the same order.
-
-        Re-sending the last pending item to the end of its own list (where it already
-        is) with a wake is the one public call that starts the agent without
-        reordering anything: the turn then claims the first follow-up as usual.
-        """
+        """Wake an idle agent on the work it kept after a stop, in the same order."""
         inbox = agent.inbox
-        target = "next-turn" if inbox.next_turn else "next-step"
-        items = inbox.next_turn if inbox.next_turn else inbox.next_step
-        last = items[-1]
         count = len(inbox.next_turn) + len(inbox.next_step)
-        self.bridge.suppress_tombstones(last.id)
         try:
-            inbox.remove(last.id)
-            agent.send(last, target, True)
+            agent.wake()
         except Exception as error:
             self.say(f"Could not deliver the kept inbox: {error}", "error")
             return

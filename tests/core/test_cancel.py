@@ -784,3 +784,26 @@ async def test_rule_followup_from_turn_stopping_runs_as_the_next_turn(make_world
     assert filtered(agent, "step/start") == ["step/start"] * 2
     assert user_texts(agent) == ["go", "from stopping"]
     assert rec.statuses() == ["running", "idle"]
+
+
+async def test_wake_runs_work_kept_by_a_keep_inbox_cancel(make_world):
+    """agent.wake() (an addition to the contract): items kept by cancel(keep_inbox=True) do
+    not auto-run; wake() starts them in order without a durable remove/re-insert, and with
+    nothing pending it is a no-op that returns False."""
+    from dsh_tui.llm.scripted import hang, text
+    world = make_world([hang(), text("one"), text("two")])
+    agent = await world.agent()
+    assert agent.wake() is False and agent.status == "idle"
+    agent.followup(m("go"))
+    await until(lambda: len(world.model.requests) == 1, "request in flight")
+    agent.followup(m("first"))
+    agent.followup(m("second"))
+    agent.cancel(keep_inbox=True)
+    await bounded(agent.when_idle())
+    assert [x.text for x in agent.inbox.next_turn] == ["first", "second"]
+    before = len(splices(agent))
+    assert agent.wake() is True
+    await bounded(agent.when_idle())
+    assert user_texts(agent)[-2:] == ["first", "second"]
+    claims = splices(agent)[before:]
+    assert all("outcome" not in s and not s["inserted"] for s in claims)

@@ -117,7 +117,7 @@ class AgentTree(Tree[str]):
         text.append(icon, icon_style)
         text.append(" ")
         text.append(view.name, Style(bold=running))
-        turn = getattr(agent, "current_turn", view.transcript.turn)
+        turn = agent.current_turn
         if turn:
             text.append(f" t{turn}", Style(dim=True))
         if steps:
