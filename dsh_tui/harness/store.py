@@ -10,7 +10,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .events import EventBus
+from .events import EventBus, _observe
 from .session import Session, SessionError, SessionEvent, make_header
 
 if TYPE_CHECKING:
@@ -47,8 +47,6 @@ class SessionEntry:
 
     def publish(self, listeners: list[Callable[..., Any]], session: Session,
                 event: SessionEvent) -> None:
-        from .events import _observe
-
         for listener in listeners:
             try:
                 result = listener(session, event)
