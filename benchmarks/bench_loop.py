@@ -8,6 +8,7 @@ records, validation, notifications, assembly) costs per unit of work.
 from __future__ import annotations
 
 import asyncio
+import gc
 import sys
 import time
 from pathlib import Path
@@ -65,45 +66,53 @@ async def _chunks(count: int) -> tuple[float, int]:
     return elapsed, len(agent.session.events)
 
 
-def _baseline(events: int) -> float:
-    sink: list[dict[str, Any]] = []
-    start = time.perf_counter()
-    for seq in range(events):
-        sink.append({"type": "assistant/chunk", "seq": seq, "time": 0,
-                     "data": {"turn": 1, "step": 1,
-                              "chunk": {"type": "text-delta", "index": 0, "text": "word "}}})
-    return time.perf_counter() - start
+def _baseline(events: int, repeat: int = 5) -> float:
+    """Best of `repeat`: a few milliseconds of work is at the mercy of one GC pass."""
+    best = float("inf")
+    for _ in range(repeat):
+        gc.collect()
+        sink: list[dict[str, Any]] = []
+        start = time.perf_counter()
+        for seq in range(events):
+            sink.append({"type": "assistant/chunk", "seq": seq, "time": 0,
+                         "data": {"turn": 1, "step": 1,
+                                  "chunk": {"type": "text-delta", "index": 0, "text": "word "}}})
+        best = min(best, time.perf_counter() - start)
+        del sink
+    return best
 
 
 def _figure(value: float, unit: str, baseline: float, limit: float) -> dict[str, Any]:
-    ratio = baseline / value if value else None
+    """A rate against the bare-list rate: `ratio` is value / baseline (higher is better)."""
+    ratio = value / baseline if baseline else None
     return {"value": round(value, 1), "unit": unit, "baseline": round(baseline, 1),
-            "ratio": round(ratio, 1) if ratio else None,
-            "bar": {"on": "ratio", "op": "<=", "limit": limit},
-            "ok": ratio is not None and ratio <= limit}
+            "ratio": round(ratio, 4) if ratio is not None else None,
+            "bar": {"on": "ratio", "op": ">=", "limit": limit},
+            "ok": ratio is not None and ratio >= limit}
 
 
 def run(quick: bool = False) -> dict[str, dict[str, Any]]:
     turns = 200 if quick else 1000
     chunks = 20_000 if quick else 100_000
+    gc.collect()
     turn_time, turn_events = asyncio.run(_turns(turns))
+    gc.collect()
     chunk_time, chunk_events = asyncio.run(_chunks(chunks))
     turns_per_s = turns / turn_time
     chunks_per_s = chunks / chunk_time
     # Baseline: the same number of events appended to a bare list, as units of work per second.
     base_turns_per_s = turns / _baseline(turn_events)
     base_chunks_per_s = chunks / _baseline(chunk_events)
-    # The ratio is how many times slower than the bare list the loop is (lower is better).
     # Bars: a full turn (a dozen validated durable records, notifications, a model call)
-    # within 100x of appending its events to a list; a logged chunk within 20x.
+    # at least 1/100 of the rate of appending its events to a list; a logged chunk 1/20.
     return {
-        "loop.turns_per_s": _figure(turns_per_s, "turns/s", base_turns_per_s, 100),
-        "loop.chunks_per_s": _figure(chunks_per_s, "chunks/s", base_chunks_per_s, 20),
+        "loop.turns_per_s": _figure(turns_per_s, "turns/s", base_turns_per_s, 0.01),
+        "loop.chunks_per_s": _figure(chunks_per_s, "chunks/s", base_chunks_per_s, 0.05),
     }
 
 
 if __name__ == "__main__":
     for name, figure in run(quick="--quick" in sys.argv).items():
         print(f"{name}: {figure['value']} {figure['unit']} (bare list {figure['baseline']}, "
-              f"{figure['ratio']}x slower; bar <= {figure['bar']['limit']}x) "
+              f"ratio {figure['ratio']}; bar >= {figure['bar']['limit']}) "
               f"{'ok' if figure['ok'] else 'MISSED'}")
