@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .agent import AgentFactory, AgentHandle, CreateAgentOptions, ResumeAgentOptions
 from .events import EventBus, payload_of
 from .initiator import InitiatorScope
+from .once import once
 
 if TYPE_CHECKING:
     from .agent import Agent
@@ -82,19 +83,14 @@ class AgentRegistry:
             raise RegistryError(f'agent "{agent.id}" is already registered')
         entry = _Entry(agent, owner)
         self._entries[agent.id] = entry
-        done = False
 
         def detach() -> None:
-            nonlocal done
-            if done:
-                return
-            done = True
-            if entry.announcing:
+            if entry.announcing:  # removed once the created dispatch has finished
                 entry.detach_requested = True
                 return
             self._remove(entry)
 
-        return detach
+        return once(detach)
 
     def _remove(self, entry: _Entry) -> None:
         entry.detach_requested = False

@@ -10,7 +10,8 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .events import EventBus, _observe
+from .events import EventBus
+from .once import _observe, once
 from .session import Session, SessionError, SessionEvent, make_header
 
 if TYPE_CHECKING:
@@ -107,19 +108,14 @@ class SessionStore:
         entry = SessionEntry(self, session, key)
         self._entries[session.id] = entry
         session._entry = entry
-        done = False
 
         def detach() -> None:
-            nonlocal done
-            if done:
-                return
-            done = True
-            if entry.announcing or entry.appending:
+            if entry.announcing or entry.appending:  # deferred until that publication ends
                 entry.detach_requested = True
                 return
             self._detach_entered(entry)
 
-        return detach
+        return once(detach)
 
     def _detach_entered(self, entry: SessionEntry) -> None:
         entry.detach_requested = False

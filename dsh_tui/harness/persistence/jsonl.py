@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import platformdirs
 
 from ..jsonvalue import json_equal
+from ..once import once
 from ..session import Session, SessionEvent
 from .errors import SessionCollisionError, SessionLogError, SessionNotFoundError
 from .listing import find_artifacts, list_headers
@@ -108,13 +109,9 @@ class JsonlPersistence:
         if self._detach is not None:
             raise RuntimeError(f"{self!r} is already attached to a context")
         offs: list[Callable[[], None]] = []
-        done = False
 
+        @once
         def detach() -> None:
-            nonlocal done
-            if done:
-                return
-            done = True
             for off in reversed(offs):
                 off()
             self._detach = None
