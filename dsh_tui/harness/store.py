@@ -10,8 +10,8 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .events import EventBus
-from .once import _observe, once
+from .events import EventBus, _observe
+from .once import once
 from .session import Session, SessionError, SessionEvent, make_header
 
 if TYPE_CHECKING:
