@@ -67,20 +67,25 @@ def _wall(argv: list[str], env: dict[str, str]) -> float:
 
 def _until_ready(argv: list[str], env: dict[str, str]) -> float:
     """Seconds from spawning `argv` until it prints the ready line (its exit is not timed)."""
-    start = time.perf_counter()
-    process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True)
-    assert process.stdout is not None
-    try:
-        for line in process.stdout:
-            if line.strip() == READY:
-                elapsed = time.perf_counter() - start
-                break
-        else:
-            raise RuntimeError(f"{argv} exited without reaching its first screen")
-    finally:
-        process.stdout.close()
-        process.wait(timeout=30)
+    with tempfile.TemporaryFile("w+") as errors:
+        start = time.perf_counter()
+        process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=errors,
+                                   text=True)
+        assert process.stdout is not None
+        elapsed = None
+        try:
+            for line in process.stdout:
+                if line.strip() == READY:
+                    elapsed = time.perf_counter() - start
+                    break
+        finally:
+            process.stdout.close()
+            process.wait(timeout=30)
+        if elapsed is None:
+            errors.seek(0)
+            tail = "".join(errors.readlines()[-15:])
+            raise RuntimeError(f"{argv} exited ({process.returncode}) without reaching its "
+                               f"first screen:\n{tail}")
     return elapsed
 
 
