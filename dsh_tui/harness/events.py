@@ -94,12 +94,17 @@ class EventBus:
         registrations = self._table.get(name)
         if not registrations:
             return []
-        chain = _ancestors(key) if key is not None else []
+        chain: list[object] | None = None  # walked only if a scoped listener asks
         out = []
         for registration in registrations:
             scope = registration.scope
-            if registration.is_global or scope is None or (key is not None and any(scope is link for link in chain)):
+            if registration.is_global or scope is None:
                 out.append(registration.listener)
+            elif key is not None:
+                if chain is None:
+                    chain = _ancestors(key)
+                if any(scope is link for link in chain):
+                    out.append(registration.listener)
         return out
 
     def has_listeners(self, name: str) -> bool:

@@ -55,8 +55,9 @@ class SessionEntry:
                 log.warning('session "%s": session/event listener threw: %s', self.id, error,
                             exc_info=error)
                 continue
-            _observe(result, lambda error: log.warning(
-                'session "%s": session/event listener rejected: %s', self.id, error))
+            if result is not None:  # the usual listener returns None: no closure per event
+                _observe(result, lambda error: log.warning(
+                    'session "%s": session/event listener rejected: %s', self.id, error))
 
     def finish_detach(self) -> None:
         self.store._detach_entered(self)
