@@ -59,8 +59,13 @@ class Bridge:
     """Records what the world says; flushes it to `on_flush` at most ~60 times a second."""
 
     def __init__(self, ctx: Any, schedule: Scheduler,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 flush_interval: float = FLUSH_INTERVAL) -> None:
         self.ctx = ctx
+        self.flush_interval = flush_interval
+        """Seconds between two flushes. 0 turns coalescing off: every change is flushed
+        (and the visible transcript re-rendered) at the next turn of the event loop, which
+        is the one-render-per-chunk baseline `benchmarks/bench_stream.py` compares with."""
         self.views: dict[str, AgentView] = {}
         self.log: deque[LogEntry] = deque(maxlen=LOG_LIMIT)
         self.log_serial = 0
@@ -138,7 +143,7 @@ class Bridge:
         if self._scheduled:
             return
         self._scheduled = True
-        wait = max(0.0, self._last_flush + FLUSH_INTERVAL - self._clock())
+        wait = max(0.0, self._last_flush + self.flush_interval - self._clock())
         try:
             self._schedule_cb(wait, self.flush)
         except Exception:

@@ -6,6 +6,8 @@ import asyncio
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from dsh_tui.compose import build_context
 from dsh_tui.harness import AgentOptions, CreateAgentOptions
 from dsh_tui.llm.scripted import ScriptedModel, fail, hang, reasoning, text, tool_call
@@ -187,6 +189,23 @@ async def test_bridge_coalesces_a_stream_into_few_flushes() -> None:
     assert text_items[0].current_text() == "x" * 3000
     assert bridge.flush_count == 1
     bridge.stop()
+
+
+def test_bridge_flush_interval_paces_flushes_and_zero_turns_coalescing_off() -> None:
+    """The next flush waits out `flush_interval` after the previous one; 0 means at once."""
+    ctx, _ = world([])
+    now = [10.0]
+    delays: list[float] = []
+    paced = Bridge(ctx, lambda delay, callback: delays.append(delay), clock=lambda: now[0])
+    assert paced.flush_interval == pytest.approx(1 / 60)
+    paced.flush()
+    paced.mark_inbox("a")
+    assert delays == [pytest.approx(1 / 60)]
+    eager = Bridge(ctx, lambda delay, callback: delays.append(delay), clock=lambda: now[0],
+                   flush_interval=0)
+    eager.flush()
+    eager.mark_inbox("a")
+    assert delays[-1] == 0
 
 
 async def test_bridge_tombstones_discards_but_not_edits_or_moves() -> None:
