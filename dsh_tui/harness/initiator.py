@@ -94,9 +94,6 @@ class InitiatorScope:
         if not self._pending and self._drained is not None:
             self._drained.set()
 
-    def tracked_tasks(self) -> list[asyncio.Future[Any]]:
-        return [b.task for b in self._pending if b.task is not None]
-
     def close(self) -> None:
         """Refuse new boundaries from now on (teardown has begun)."""
         if self.state == "active":

@@ -134,14 +134,6 @@ def snapshot_json(value: Any) -> JsonValue:
         return _copy(value, set())
 
 
-def is_json_value(value: Any) -> bool:
-    try:
-        _copy(value, set())
-    except NotJsonError:
-        return False
-    return True
-
-
 def freeze_json(value: Any) -> Any:
     """Deep read-only view of a JSON value: mappings become MappingProxyType, lists tuples."""
     if isinstance(value, Mapping):

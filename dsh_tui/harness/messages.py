@@ -13,8 +13,6 @@ from typing import Any
 
 from .jsonvalue import NotJsonError, freeze_json, snapshot_json, thaw_json
 
-USER_SOURCE: Mapping[str, Any] = freeze_json({"kind": "user"})
-
 
 def new_id() -> str:
     return str(uuid.uuid4())

@@ -430,13 +430,6 @@ class Session:
             view = self._view = EventsView(self._log, len(self._log))
         return view
 
-    @property
-    def surface_nodes(self) -> tuple[int, ...]:
-        return tuple(self._surface.nodes)
-
-    def event_at(self, seq: int) -> SessionEvent:
-        return self._log[seq]
-
     def derive_messages(self) -> list[dict[str, Any]]:
         """The model history: surface events projected in surface order (cached per node)."""
         surface = self._surface
@@ -543,13 +536,3 @@ def canonical_header(header: Mapping[str, Any]) -> dict[str, Any]:
     if header.get("tools"):
         out["tools"] = header["tools"]
     return out
-
-
-def open_turn_of(events: Sequence[SessionEvent]) -> int | None:
-    """The turn left open at the end of `events` (last boundary is a turn/start), else None."""
-    for event in reversed(events):
-        if event.type == "turn/end":
-            return None
-        if event.type == "turn/start":
-            return event.data.get("turn") if isinstance(event.data, Mapping) else 0
-    return None

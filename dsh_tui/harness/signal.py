@@ -80,23 +80,6 @@ class CancelSignal:
             if future in self._futures:
                 self._futures.remove(future)
 
-    async def guard(self, awaitable: Any) -> Any:
-        """Await `awaitable` but raise Cancelled as soon as the signal aborts."""
-        self.throw_if_aborted()
-        task = asyncio.ensure_future(awaitable)
-        waiter = asyncio.ensure_future(self.wait())
-        try:
-            done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        except BaseException:
-            task.cancel()
-            waiter.cancel()
-            raise
-        if task in done:
-            waiter.cancel()
-            return task.result()
-        task.cancel()
-        raise Cancelled(self.reason)
-
     def __repr__(self) -> str:
         return f"CancelSignal(aborted={self.aborted}, reason={self.reason!r})"
 

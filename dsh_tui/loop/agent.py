@@ -24,10 +24,11 @@ from dsh_tui.harness import (
     Session,
     UserMessage,
 )
+from dsh_tui.harness.agent import USER_CAUSE
 from dsh_tui.harness.eager import start_eager
 from dsh_tui.harness.events import agent_events
 from dsh_tui.harness.inbox import InboxTarget
-from dsh_tui.harness.llm_types import LlmFailure, failure_of, make_failure
+from dsh_tui.harness.llm_types import failure_of, make_failure
 from dsh_tui.harness.session import canonical_header
 from dsh_tui.harness.signal import Cancelled, CancelSignal
 
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("dsh_tui.loop.agent")
 
-USER_CAUSE = {"kind": "user"}
 
 
 class _Phase:
@@ -165,7 +165,7 @@ class LoopAgent:
         return True
 
     def cancel(self, cause: Mapping[str, Any] | None = None, *, keep_inbox: bool = False) -> None:
-        cause = dict(USER_CAUSE) if cause is None else cause
+        cause = dict(USER_CAUSE) if cause is None else cause  # a fresh object per cancel
         if not keep_inbox:
             self.inbox.clear()
             if self._phase.kind != "idle":
@@ -318,7 +318,7 @@ class LoopAgent:
                 signal.abort({"kind": "disposed"})
                 turn_ends = {"kind": "aborted", "reason": signal.reason}
                 raise
-            turn_ends = {"kind": "error", "error": self._failure(error)}
+            turn_ends = {"kind": "error", "error": failure_of(error)}
             self._raise_reported(error)
         finally:
             try:
@@ -331,10 +331,6 @@ class LoopAgent:
         phase.wake_requested = False
         phase.step = 0
         return True
-
-    @staticmethod
-    def _failure(error: BaseException) -> LlmFailure:
-        return failure_of(error)
 
     async def _pre_step(self, signal: CancelSignal, target: InboxTarget, turn: int, step: int
                         ) -> tuple[list[UserMessage], Assembly] | None:
