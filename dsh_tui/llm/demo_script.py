@@ -10,7 +10,8 @@ current turn is taken to be everything after the last assistant message that
 made no tool call (the previous final answer). Within it:
 
 * plain user messages before the first assistant message are the prompt;
-* plain user messages after an assistant message arrived mid-turn: steers;
+* plain user messages after an assistant message arrived mid-turn, or any message whose
+  source says `lane: steer` (how dsh-tui files a steer), are steers;
 * messages whose `source.kind` is `plugin` are injected context — except a
   relay (`form: "relay"`, how a parent hands a sub-agent its task), which is a
   prompt like any user message;
@@ -97,6 +98,12 @@ def _is_injected(message: Mapping[str, Any]) -> bool:
         isinstance(source, Mapping) and source.get("form") == "relay")
 
 
+def _is_steer(message: Mapping[str, Any]) -> bool:
+    """A message its sender marked as a steer (dsh-tui records the lane in the source)."""
+    source = message.get("source")
+    return isinstance(source, Mapping) and source.get("lane") == "steer"
+
+
 def read_situation(messages: Sequence[Mapping[str, Any]]) -> Situation:
     finals = [i for i, m in enumerate(messages) if m.get("role") == "assistant" and not _calls(m)]
     start = finals[-1] + 1 if finals else 0
@@ -121,7 +128,7 @@ def read_situation(messages: Sequence[Mapping[str, Any]]) -> Situation:
             continue
         if _is_injected(message):
             situation.injected.append(text)
-        elif seen_assistant:
+        elif seen_assistant or _is_steer(message):
             situation.steers.append(text)
         else:
             situation.prompt = f"{situation.prompt}\n{text}".strip()

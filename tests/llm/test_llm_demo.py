@@ -177,6 +177,18 @@ async def test_a_steer_mid_turn_is_acknowledged_and_ends_the_tool_chain() -> Non
     assert "steered me mid-turn" in final["reasoning"]
 
 
+async def test_a_steer_after_a_text_answer_is_told_apart_by_its_lane() -> None:
+    """After a text-only answer the history alone cannot tell a steer from a new prompt;
+    the lane dsh-tui records in the source can."""
+    earlier = [user("compare two caches"), assistant({"type": "text", "text": "Two designs…"})]
+    steer = user("focus on latency", message_id="s2")
+    steer["source"]["lane"] = "steer"
+    text = blocks_of(await reply(*earlier, steer))["text"]
+    assert "**Steering received:** “focus on latency”" in text
+    followup = user("focus on latency", message_id="f2")
+    assert "Steering received" not in blocks_of(await reply(*earlier, followup))["text"]
+
+
 async def test_injected_context_is_noted_and_not_taken_as_the_prompt() -> None:
     earlier = [user("hi"), assistant({"type": "text", "text": "Hello!"})]
     notes = user("The deadline moved to Friday.", kind="plugin", message_id="n1")
