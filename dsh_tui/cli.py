@@ -205,9 +205,14 @@ def list_sessions(args: argparse.Namespace) -> int:
         created = header.get("createdAt")
         when = dt.datetime.fromtimestamp(created / 1000).strftime("%Y-%m-%d %H:%M") \
             if isinstance(created, int) else "?"
+        summary = persistence.describe(header)
         line = f"{when}  {header.get('id')}"
+        if summary.get("title"):
+            line += f"  “{summary['title']}”"
         if header.get("origin") == "subagent":
             line += f"  (sub-agent of {header.get('parentSession')})"
+        if summary.get("preview"):
+            line += f"  — {summary['preview']}"
         print(line)
     return 0
 

@@ -8,6 +8,7 @@ the widgets' key bindings and the command palette both call them.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any, ClassVar
@@ -745,14 +746,21 @@ class DshApp(App[None]):
         if persistence is None:
             self.say("Sessions are not saved in this world (no persistence).", "warning")
             return
+        self._show_sessions(persistence)
+
+    @work(group="sessions", exclusive=True, exit_on_error=False)
+    async def _show_sessions(self, persistence: Any) -> None:
+        """Headers and summaries are file reads: they happen off the event loop."""
         try:
-            headers = list(persistence.list_sessions())
+            headers, summaries = await asyncio.to_thread(_stored_sessions, persistence)
         except Exception as error:
             self.say(f"Could not list saved sessions: {error}", "error")
             return
         live = {agent.id for agent in self.ctx.agents.list()}
         stored = {str(h.get("id")) for h in headers}
         opened = [dict(a.session.header) for a in self.ctx.agents.list() if a.id not in stored]
+        for agent in self.ctx.agents.list():
+            summaries.setdefault(agent.id, {})["title"] = self.display_name(agent.id)
         headers = sorted([*headers, *opened], key=lambda h: h.get("createdAt") or 0,
                          reverse=True)
 
@@ -762,7 +770,7 @@ class DshApp(App[None]):
             elif session_id:
                 self.select_agent(session_id, focus_tree=True)
 
-        self.push_screen(SessionsScreen(headers, live), chosen)
+        self.push_screen(SessionsScreen(headers, live, summaries=summaries), chosen)
 
     @work(group="agents", exit_on_error=False)
     async def _resume(self, session_id: str, headers: list[Any]) -> None:
@@ -790,3 +798,17 @@ class DshApp(App[None]):
         if not self.event_log.has_class("-visible"):
             self.action_toggle_event_log()
         self.event_log.action_toggle_scope()
+
+
+SUMMARISED_SESSIONS = 200
+
+
+def _stored_sessions(persistence: Any) -> tuple[list[Any], dict[str, dict[str, Any]]]:
+    """Stored headers, newest first, and the title/first prompt of the newest ones."""
+    headers = list(persistence.list_sessions())
+    describe = getattr(persistence, "describe", None)
+    summaries: dict[str, dict[str, Any]] = {}
+    if describe is not None:
+        for header in headers[:SUMMARISED_SESSIONS]:
+            summaries[str(header.get("id"))] = describe(header)
+    return headers, summaries

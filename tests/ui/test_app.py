@@ -334,10 +334,11 @@ async def test_sessions_screen_lists_and_resumes_saved_sessions(tmp_path: Path) 
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f3")
-        assert isinstance(app.screen, SessionsScreen)
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
         await pilot.pause()
         shown = screen_text(app)
         assert "old-session" in shown and "current" in shown and "● open" in shown
+        assert "remember me" in shown  # the stored session's first prompt, to recognise it
         options = app.screen.query_one("#sessions-list")
         options.highlighted = next(i for i, o in enumerate(options.options)
                                    if o.id == "old-session")

@@ -38,6 +38,7 @@ from .errors import SessionCollisionError, SessionLogError, SessionNotFoundError
 from .listing import find_artifacts, list_headers
 from .loader import commit_repair, prepare_load, read_for_adoption
 from .paths import RAW_LOG_NAME, ZSTD_LOG_NAME, session_dir
+from .summary import summarize
 from .writer import SessionWriter, is_durable_type
 
 if TYPE_CHECKING:
@@ -359,6 +360,18 @@ class JsonlPersistence:
         return LoadedSession(prepared.header, events)
 
     # -- listing --------------------------------------------------------------------------------
+
+    def describe(self, header_or_id: Mapping[str, Any] | str) -> dict[str, Any]:
+        """A stored session's latest title and first prompt, for choosing one to resume.
+
+        Reads at most a bounded slice from each end of the log; keys are absent when
+        unknown (or the log is upstream's zstd form). Never raises for a bad file.
+        """
+        try:
+            path = self.path_for(header_or_id)
+        except (SessionLogError, OSError):
+            return {}
+        return summarize(path)
 
     def list_sessions(self) -> list[dict[str, Any]]:
         """Headers of every stored session, newest first (only first lines are read).

@@ -24,14 +24,25 @@ def _when(header: Mapping[str, Any]) -> str:
     return dt.datetime.fromtimestamp(created / 1000).strftime("%Y-%m-%d %H:%M")
 
 
-def session_prompt(header: Mapping[str, Any], live: bool) -> Content:
+def session_prompt(header: Mapping[str, Any], live: bool,
+                   summary: Mapping[str, Any] | None = None) -> Content:
+    """One row: when, title (or id), then the first prompt, dimmed, and its lineage."""
+    summary = summary or {}
     session_id = visible(str(header.get("id", "?")))
-    parts: list[Any] = [(_when(header), "$text-muted"), "  ", (session_id, "bold")]
+    title = summary.get("title")
+    parts: list[Any] = [(_when(header), "$text-muted"), "  "]
+    if isinstance(title, str) and title and title != session_id:
+        parts += [(visible(title), "bold"), (f"  {session_id}", "$text-muted")]
+    else:
+        parts.append((session_id, "bold"))
     if header.get("origin") == "subagent":
         parts.append((f"  sub-agent of {visible(str(header.get('parentSession', '?')))}",
                       "$text-muted"))
     if live:
         parts.append(("  ● open", "$success"))
+    preview = summary.get("preview")
+    if isinstance(preview, str) and preview:
+        parts += ["\n", ("   ", ""), (visible(preview), "$text-muted italic")]
     return Content.assemble(*parts)
 
 
@@ -48,11 +59,13 @@ class SessionsScreen(ModalScreen[str | None]):
     """
 
     def __init__(self, headers: Sequence[Mapping[str, Any]], live: set[str],
-                 note: str = "") -> None:
+                 note: str = "", *,
+                 summaries: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         super().__init__()
         self.headers = list(headers)
         self.live = live
         self.note = note
+        self.summaries = dict(summaries or {})
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -62,7 +75,8 @@ class SessionsScreen(ModalScreen[str | None]):
                          id="sessions-title")
             if self.note or not self.headers:
                 yield Static(Content(self.note or "No saved sessions yet."), id="sessions-note")
-            yield OptionList(*[Option(session_prompt(h, str(h.get("id")) in self.live),
+            yield OptionList(*[Option(session_prompt(h, str(h.get("id")) in self.live,
+                                                     self.summaries.get(str(h.get("id")))),
                                       id=str(h.get("id"))) for h in self.headers],
                              id="sessions-list")
 
