@@ -35,6 +35,7 @@ from .screens.confirm import ConfirmScreen
 from .screens.edit import EditScreen
 from .screens.help import HelpScreen
 from .screens.sessions import SessionsScreen
+from .strips import install as install_strip_fix
 from .themes import VARIABLE_DEFAULTS, load_themes
 from .widgets.agent_tree import AgentTree
 from .widgets.composer import Composer
@@ -118,6 +119,7 @@ class DshApp(App[None]):
     ]
 
     def __init__(self, ctx: Any, config: UiConfig | None = None) -> None:
+        install_strip_fix()
         super().__init__()
         self.ctx = ctx
         self.config = config if config is not None else UiConfig()

@@ -1,0 +1,51 @@
+"""Textual's `Strip` without reference cycles.
+
+`Strip.divide(cuts)` with the single cut at the strip's own length returns `[self]`,
+and `Strip.crop_extend(0, length, style)` returns `self`; both results are also
+stored in the strip's own cache, so the strip refers to itself. Every line the
+compositor divides that way becomes cyclic garbage: it is freed only by the
+cyclic collector instead of when its last reference goes, and a strip that was
+frozen by the GC pacing (`gcpacing.py`) while alive is not freed at all until the
+next full collection. Returning `self` without caching it gives the same results
+with no cycle. Most of what the soak benchmark (20 agents streaming nonstop) found
+held as garbage at its end was such strips, their seven caches and segments.
+
+`install()` is idempotent and is called by `DshApp`. It patches only the Strip it
+was written against (Textual is pinned; the slots it relies on are checked).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from textual.strip import Strip
+
+_INSTALLED = "_dsh_no_self_cache"
+
+
+def install() -> None:
+    if getattr(Strip, _INSTALLED, False):
+        return
+    if not {"_divide_cache", "_crop_extend_cache"} <= set(getattr(Strip, "__slots__", ())):
+        return  # not the Strip this was written for: leave it alone
+    divide = Strip.divide
+    crop_extend = Strip.crop_extend
+
+    def divide_no_self_cache(self: Strip, cuts: Iterable[int]) -> list[Strip]:
+        length = self.cell_length
+        kept = [cut for cut in cuts if cut <= length]
+        if kept == [length]:
+            return [self]
+        return divide(self, kept)
+
+    def crop_extend_no_self_cache(self: Strip, start: int, end: int, style: Any) -> Strip:
+        if start <= 0 and end == self.cell_length:
+            return self
+        return crop_extend(self, start, end, style)
+
+    divide_no_self_cache.__doc__ = divide.__doc__
+    crop_extend_no_self_cache.__doc__ = crop_extend.__doc__
+    Strip.divide = divide_no_self_cache  # type: ignore[method-assign]
+    Strip.crop_extend = crop_extend_no_self_cache  # type: ignore[method-assign]
+    setattr(Strip, _INSTALLED, True)
