@@ -1,13 +1,25 @@
-"""When the garbage collector may pause the app: not while agents stream.
+"""When the garbage collector may pause the app, and what it may keep while it waits.
 
 A streaming session grows the heap by many long-lived objects (every logged
 chunk), so CPython's full collections get longer as the log grows: measured on
 20 agents at 5,000 chunks/s, they were the ~100 ms stalls behind an event-loop
-lag p99 of 96 ms (18 ms with the collector off). While any agent runs, the app
-therefore moves what survived so far into the permanent generation
-(`gc.freeze()`, as Toad does) about once a second, so collections only ever scan
-young objects. Once everything is idle again, it unfreezes and collects once,
-which returns garbage made while frozen at a moment nobody watches a stream.
+lag p99 of 96 ms (18 ms with the collector off), and a full collection of a
+300,000-event heap takes ~500 ms. While any agent runs, the app therefore moves
+what survived so far into the permanent generation (`gc.freeze()`, as Toad does)
+every `FREEZE_EVERY` seconds, so collections only ever scan young objects.
+
+Frozen objects are never examined again until the app unfreezes, so garbage that
+was frozen stays in memory while agents keep running. Before each freeze the
+pacing therefore collects what is not frozen yet (half a second of survivors, a
+few milliseconds of work), so the short-lived garbage of frames and chunks is
+never frozen. What still accumulates is garbage made of objects that were alive
+at a freeze and die later (a pruned transcript block, a finished turn's tasks):
+measured by `benchmarks/bench_soak.py`, about a fifth of what freezing alone
+kept, and a few per cent of the memory the session logs themselves grow by. It
+is returned once everything is idle again, when the pacing unfreezes and
+collects at a moment nobody watches a stream. A periodic full collection while
+busy was tried and dropped: its pause (~0.5 s at 300,000 events) broke the
+250 ms lag bar.
 """
 
 from __future__ import annotations
@@ -16,26 +28,39 @@ import gc
 import time
 from collections.abc import Callable
 
-FREEZE_EVERY = 1.0
+FREEZE_EVERY = 0.5
+"""Seconds between two freezes while something streams."""
 
 
 class GcPacing:
     """`busy()` while something streams, `settle()` when everything is idle."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic,
+                 timer: Callable[[], float] = time.perf_counter) -> None:
         self._clock = clock
+        self._timer = timer
         self._last = float("-inf")
         self.frozen = False
         self.freezes = 0
         self.collections = 0
+        """Full collections, run when everything went idle."""
+        self.young_pause_max = 0.0
+        """Seconds the longest collection before a freeze took."""
 
     def busy(self) -> None:
         now = self._clock()
-        if now - self._last >= FREEZE_EVERY:
-            self._last = now
-            gc.freeze()
-            self.frozen = True
-            self.freezes += 1
+        if now - self._last < FREEZE_EVERY:
+            return
+        self._last = now
+        if self.frozen:
+            # Only what is not frozen yet: the survivors since the last freeze. The first
+            # freeze of a busy spell skips it: collecting the whole app then is a long pause.
+            start = self._timer()
+            gc.collect()
+            self.young_pause_max = max(self.young_pause_max, self._timer() - start)
+        gc.freeze()
+        self.frozen = True
+        self.freezes += 1
 
     def settle(self) -> None:
         if not self.frozen:
