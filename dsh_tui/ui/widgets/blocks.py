@@ -213,10 +213,19 @@ class AssistantBlock(Markdown, TranscriptBlock):
                 self.call_later(self._replace, text)
             return
         if self.streaming or text != self._shown:
-            self.streaming = False
-            self.set_class(False, "-streaming")
+            if self.streaming:
+                self.streaming = False
+                self._restyle_self(streaming=False)
             self._shown = text
             self.call_later(self._complete, text)
+
+    def _restyle_self(self, streaming: bool) -> None:
+        """Toggle `-streaming` restyling this block alone, not every Markdown block inside it
+        (`set_class` restyles all descendants: each then drops its old component-style nodes,
+        cyclic garbage that the paced collector only frees once everything is idle)."""
+        self.set_class(streaming, "-streaming", update=False)
+        if self.is_attached:
+            self.app.stylesheet.update_nodes([self], animate=True)
 
     async def _write(self, delta: str) -> None:
         if self._stream is None:
@@ -234,8 +243,16 @@ class AssistantBlock(Markdown, TranscriptBlock):
 
     async def _complete(self, text: str) -> None:
         await self._stop_stream()
-        if self.source != text or "```" in text or "~~~" in text:
+        source = self.source
+        if "```" in text or "~~~" in text:
             await self.update(text)  # re-parse once: fences get their highlighting now
+        elif source != text:
+            if source and text.startswith(source):
+                # The last deltas arrived with the end of the block: append them like the
+                # stream did, instead of re-parsing and re-mounting every block of the reply.
+                await self.append(text[len(source):])
+            else:
+                await self.update(text)
 
     async def on_unmount(self) -> None:
         if self._stream is not None:
