@@ -258,3 +258,55 @@ def test_gc_pacing_freezes_while_busy_and_collects_when_idle() -> None:
         assert pacing.collections == 1
     finally:
         gc.unfreeze()
+
+
+def test_gc_pacing_never_freezes_garbage_made_between_freezes() -> None:
+    """Cyclic garbage dropped after one freeze is collected before the next one, so it is
+    not kept in the permanent generation while agents keep running."""
+    import gc
+    import weakref
+
+    from dsh_tui.ui.gcpacing import GcPacing
+
+    class Node:
+        pass
+
+    now = [0.0]
+    pacing = GcPacing(clock=lambda: now[0])
+    try:
+        pacing.busy()
+        node = Node()
+        node.me = node  # a cycle: only the collector frees it
+        alive = weakref.ref(node)
+        del node
+        now[0] = 0.6
+        pacing.busy()
+        assert pacing.freezes == 2 and pacing.frozen
+        assert alive() is None
+    finally:
+        pacing.release()
+        assert gc.get_freeze_count() == 0
+
+
+
+def test_strips_do_not_cache_themselves() -> None:
+    """A strip divided at its own length, or crop-extended to itself, must not store itself
+    in its own cache: that cycle keeps every such line alive until a full collection."""
+    import sys
+
+    from rich.segment import Segment
+    from textual.strip import Strip
+
+    from dsh_tui.ui.strips import install
+
+    install()
+    strip = Strip([Segment("hello "), Segment("world")], 11)
+    before = sys.getrefcount(strip)
+    assert strip.divide([11]) == [strip]
+    assert strip.crop_extend(0, 11, None) is strip
+    assert sys.getrefcount(strip) == before
+    # Other cuts still divide and are still cached as Textual does.
+    left, right = strip.divide([5, 11])
+    assert left.text == "hello" and right.text == " world"
+    assert strip.divide([5, 11])[0] is left
+    assert strip.crop_extend(0, 13, None).cell_length == 13
