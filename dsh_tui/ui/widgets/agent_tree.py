@@ -94,8 +94,13 @@ class AgentTree(Tree[str]):
             if agent_ids is not None and agent_id not in agent_ids:
                 continue
             view = views.get(agent_id)
-            if view is not None:
-                node.set_label(self.label_for(view))
+            if view is None:
+                continue
+            label = self.label_for(view)
+            # An unchanged label is not set again: setting one repaints the node's lines, and
+            # every flush while agents stream would otherwise repaint the tree.
+            if node.label != label:
+                node.set_label(label)
 
     def label_for(self, view: AgentView) -> Text:
         theme = self.app.current_theme
