@@ -192,6 +192,7 @@ async def soak(duration: float, agents: int = AGENTS, old_pacing: bool = False) 
             async with app.run_test(size=SIZE) as pilot:
                 app.select_agent(handles[0].agent.id)
                 await pilot.pause()
+                gc.collect()  # what starting the app left is not the soak's garbage
                 start = time.perf_counter()
                 end = start + duration
                 for model in models.values():
