@@ -47,14 +47,13 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.bench_stream import SIZE, _lag_probe, _percentile, delta
+from benchmarks.bench_stream import SIZE, PacedModel, _lag_probe, _percentile
 from dsh_tui.compose import build_context
 from dsh_tui.harness import AgentOptions, CreateAgentOptions, user_message
 from dsh_tui.harness.persistence import JsonlPersistence
@@ -76,43 +75,6 @@ def rss_mb() -> float:
             return int(handle.read().split()[1]) * PAGE / 1e6
     except OSError:
         return float("nan")
-
-
-class ReplyModel:
-    """Each request streams the next reply length of `replies` at `rate` chunks/s."""
-
-    name = "soak"
-
-    def __init__(self, replies: tuple[int, ...], rate: float = RATE) -> None:
-        self.replies = replies
-        self.rate = rate
-        self.end = 0.0
-        self.calls = 0
-
-    def context_window(self, model: str) -> int | None:
-        return None
-
-    async def stream(self, request: Any) -> AsyncIterator[dict[str, Any]]:
-        count = self.replies[self.calls % len(self.replies)]
-        self.calls += 1
-        yield {"type": "block-start", "index": 0, "blockType": "text"}
-        parts: list[str] = []
-        clock = time.perf_counter
-        start = clock()
-        i = 0
-        while i < count:
-            due = start + i / self.rate
-            if due >= self.end:
-                break
-            wait = due - clock()
-            await asyncio.sleep(wait if wait > 0 else 0)
-            text = delta(i)
-            parts.append(text)
-            yield {"type": "text-delta", "index": 0, "text": text}
-            i += 1
-        yield {"type": "block-end", "index": 0, "block": {"type": "text", "text": "".join(parts)}}
-        yield {"type": "usage", "usage": {"inputTokens": 10, "outputTokens": i}}
-        yield {"type": "finish", "reason": {"kind": "stop"}}
 
 
 async def _keep_busy(agent: Any, end: float, pause: float = 0.0) -> None:
@@ -174,7 +136,7 @@ def _old_pacing(app: DshApp) -> None:
 
 async def soak(duration: float, agents: int = AGENTS, old_pacing: bool = False) -> Soak:
     with tempfile.TemporaryDirectory() as tmp:
-        models = {f"soak{n}": ReplyModel(SHOWN_REPLIES if n == 0 else OTHER_REPLIES)
+        models = {f"soak{n}": PacedModel(RATE, SHOWN_REPLIES if n == 0 else OTHER_REPLIES)
                   for n in range(agents)}
         ctx = build_context(providers=models, persistence=JsonlPersistence(Path(tmp)),
                             tools=[], retry=False, system_prompt=None)

@@ -85,14 +85,19 @@ class PacedModel:
     20 streams share one window. Behind schedule, it sends the overdue chunks with
     a bare yield (`sleep(0)`) between them, as a network stream delivers what
     piled up; at the deadline it stops and finishes the reply.
+
+    With `replies`, each request instead streams the next of those chunk counts,
+    paced from the moment it is made (the soak's turns end and start again).
     """
 
     name = "paced"
 
-    def __init__(self, rate: float = RATE) -> None:
+    def __init__(self, rate: float = RATE, replies: tuple[int, ...] = ()) -> None:
         self.rate = rate
         self.start = 0.0
         self.end = 0.0
+        self.replies = replies
+        self.calls = 0
 
     def context_window(self, model: str) -> int | None:
         return None
@@ -101,9 +106,12 @@ class PacedModel:
         yield {"type": "block-start", "index": 0, "blockType": "text"}
         parts: list[str] = []
         clock = time.perf_counter
+        count = self.replies[self.calls % len(self.replies)] if self.replies else None
+        self.calls += 1
+        start = self.start if count is None else clock()
         i = 0
-        while True:
-            due = self.start + i / self.rate
+        while count is None or i < count:
+            due = start + i / self.rate
             if due >= self.end:
                 break
             wait = due - clock()
