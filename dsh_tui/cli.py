@@ -4,6 +4,8 @@
     dsh-tui --resume ID          reopen a saved session (its sub-agents come back under it)
     dsh-tui view FILE            any session log, read-only (ours or the upstream harness's)
     dsh-tui sessions             list saved sessions
+    dsh-tui export ID|FILE [--format md|jsonl] [-o OUT]
+                                 a saved session (or any log) as Markdown or plain JSONL
     dsh-tui --version
 
 Imports are deferred: `--version` must answer without loading Textual, and a
@@ -62,6 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
     view = commands.add_parser("view", help="open a session log read-only")
     view.add_argument("file", type=Path)
     commands.add_parser("sessions", help="list saved sessions")
+    export = commands.add_parser("export", help="write a session as Markdown or plain JSONL")
+    export.add_argument("session", metavar="ID|FILE",
+                        help="a saved session's id (dsh-tui sessions) or a log file")
+    export.add_argument("--format", choices=("md", "jsonl"), default="md",
+                        help="md: the transcript (default); jsonl: the log, decompressed")
+    export.add_argument("-o", "--output", type=Path, metavar="OUT",
+                        help="write here instead of standard output")
     return parser
 
 
@@ -75,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_view(args)
         if args.command == "sessions":
             return list_sessions(args)
+        if args.command == "export":
+            return export_session(args)
         return run_app(args)
     except CliError as error:
         print(f"dsh-tui: {error}", file=sys.stderr)
@@ -214,6 +225,38 @@ def list_sessions(args: argparse.Namespace) -> int:
         if summary.get("preview"):
             line += f"  — {summary['preview']}"
         print(line)
+    return 0
+
+
+def export_session(args: argparse.Namespace) -> int:
+    from dsh_tui.harness.persistence import SessionLogError, read_session_log
+    from dsh_tui.ui.export import export_jsonl, export_markdown
+
+    path = Path(args.session)
+    if not path.is_file():
+        from dsh_tui.harness.persistence import SessionNotFoundError
+
+        try:
+            path = _persistence(args).path_for(args.session)
+        except SessionNotFoundError:
+            raise CliError(f'no saved session "{args.session}" and no such file '
+                           "(dsh-tui sessions lists them)") from None
+    try:
+        header, events = read_session_log(path)
+    except (OSError, SessionLogError) as error:
+        raise CliError(f"cannot read {path}: {error}") from None
+    if args.format == "jsonl":
+        text = "".join(line + "\n" for line in export_jsonl(header, events))
+    else:
+        text = export_markdown(header, events)
+    if args.output is None:
+        sys.stdout.write(text)
+        return 0
+    try:
+        args.output.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise CliError(f"cannot write {args.output}: {error}") from None
+    print(f"wrote {args.output} ({len(events):,} events, {args.format})", file=sys.stderr)
     return 0
 
 
