@@ -6,6 +6,8 @@
     dsh-tui sessions             list saved sessions
     dsh-tui export ID|FILE [--format md|jsonl] [-o OUT]
                                  a saved session (or any log) as Markdown or plain JSONL
+    dsh-tui serve [--host H] [--port P]
+                                 the app in a browser (textual-serve): one app per tab
     dsh-tui --version
 
 Imports are deferred: `--version` must answer without loading Textual, and a
@@ -71,6 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="md: the transcript (default); jsonl: the log, decompressed")
     export.add_argument("-o", "--output", type=Path, metavar="OUT",
                         help="write here instead of standard output")
+    serve = commands.add_parser("serve", help="serve the app to a browser (textual-serve)")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="the address to listen on (default 127.0.0.1: this machine only)")
+    serve.add_argument("--port", type=int, default=8000, help="default 8000")
     return parser
 
 
@@ -86,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
             return list_sessions(args)
         if args.command == "export":
             return export_session(args)
+        if args.command == "serve":
+            return serve_app(args)
         return run_app(args)
     except CliError as error:
         print(f"dsh-tui: {error}", file=sys.stderr)
@@ -258,6 +266,54 @@ def export_session(args: argparse.Namespace) -> int:
         raise CliError(f"cannot write {args.output}: {error}") from None
     print(f"wrote {args.output} ({len(events):,} events, {args.format})", file=sys.stderr)
     return 0
+
+
+SERVED_OPTIONS = ("provider", "model", "base_url", "theme", "resume", "config", "data_dir")
+"""The options `serve` hands to every app it starts."""
+
+
+def serve_command(args: argparse.Namespace) -> str:
+    """The shell command textual-serve runs for each browser tab: this Python, this package,
+    the options given to `serve` (the API key stays in the environment, never in argv)."""
+    import shlex
+
+    argv = [sys.executable, "-m", "dsh_tui"]
+    for name in SERVED_OPTIONS:
+        value = getattr(args, name, None)
+        if value is not None:
+            argv += ["--" + name.replace("_", "-"), str(value)]
+    return shlex.join(argv)
+
+
+def serve_app(args: argparse.Namespace) -> int:
+    # Check the options here, where a mistake is one line, not in every browser tab.
+    resolve_route(args, load_settings(args))
+    if not 0 < args.port < 65536:
+        raise CliError(f"--port {args.port} is not a TCP port")
+    try:
+        from textual_serve.server import Server
+    except ImportError:
+        raise CliError("serve needs textual-serve: pip install 'dsh-tui[serve]'") from None
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"dsh-tui: serving on {args.host}: anyone who reaches this port can drive your "
+              "agents", file=sys.stderr)
+    sys.unraisablehook = _quiet_closed_loop(sys.unraisablehook)
+    Server(serve_command(args), host=args.host, port=args.port, title="dsh-tui").serve()
+    return 0
+
+
+def _quiet_closed_loop(default: Any) -> Any:
+    """Ctrl+C with tabs open stops the server's loop before the transports of the apps it
+    ran are collected; each then reports "Event loop is closed" from `__del__` as a
+    traceback. The apps are gone by then: keep that noise off the screen, nothing else."""
+
+    def hook(unraisable: Any) -> None:
+        error = unraisable.exc_value
+        if isinstance(error, RuntimeError) and str(error) == "Event loop is closed":
+            return
+        default(unraisable)
+
+    return hook
 
 
 if __name__ == "__main__":
