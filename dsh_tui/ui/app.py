@@ -35,12 +35,14 @@ from .screens.confirm import ConfirmScreen
 from .screens.edit import EditScreen
 from .screens.help import HelpScreen
 from .screens.sessions import SessionsScreen
+from .search import SearchState
 from .strips import install as install_strip_fix
 from .themes import VARIABLE_DEFAULTS, load_themes
 from .widgets.agent_tree import AgentTree
 from .widgets.composer import Composer
 from .widgets.event_log import EventLog
 from .widgets.inbox import InboxView
+from .widgets.search_bar import SearchBar
 from .widgets.transcript import Transcript
 from .world import HandleBook, create_agent, resume_tree, spawn_child
 
@@ -115,6 +117,7 @@ class DshApp(App[None]):
         Binding("f1", "help", "Help", id="help"),
         Binding("f3", "sessions", "Sessions", id="sessions", show=False),
         Binding("f4", "change_theme", "Theme", id="change_theme", show=False),
+        Binding("ctrl+f", "search", "Search", id="search", show=False),
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True, show=False),
     ]
 
@@ -132,6 +135,7 @@ class DshApp(App[None]):
         self.gc_pacing = GcPacing()
         self._closing = False
         self._edit: tuple[EditScreen, str, str] | None = None
+        self.search = SearchState()
         self._children = 0
         self._theme_ready = False
         for theme in load_themes():
@@ -151,6 +155,7 @@ class DshApp(App[None]):
             yield Transcript(id="transcript")
             yield InboxView(id="inbox")
         yield EventLog(self.bridge, id="event-log")
+        yield SearchBar(id="search")
         placeholder = READ_ONLY_NOTICE if self.read_only else \
             "Message the selected agent — enter follow-up · ctrl+s steer · ctrl+t inject"
         yield Composer(id="composer", placeholder=placeholder, read_only=self.read_only)
@@ -795,6 +800,51 @@ class DshApp(App[None]):
 
     async def action_load_older(self) -> None:
         await self.transcript.action_load_older()
+
+    # -- search --------------------------------------------------------------------------------
+
+    def action_search(self) -> None:
+        bar = self.query_one("#search", SearchBar)
+        bar.open()
+        if self.search.query:
+            self._search_again(self.search.query)
+            bar.show_status(self.search.status(), bool(self.search.matches))
+
+    def on_search_bar_changed(self, event: SearchBar.Changed) -> None:
+        self.search.current = None
+        self._search_again(event.query)
+        self._search_step(older=True)
+
+    def on_search_bar_step(self, event: SearchBar.Step) -> None:
+        self._search_again(self.search.query)
+        self._search_step(event.older)
+
+    def on_search_bar_closed(self, event: SearchBar.Closed) -> None:
+        self.query_one("#search", SearchBar).close()
+        self.transcript.mark(None)
+        self.transcript.focus()
+
+    def _search_again(self, query: str) -> None:
+        """Search the selected transcript as it is now (it may have grown, or be another)."""
+        view = self.selected_view
+        if view is None:
+            self.search = SearchState(query)
+            return
+        if self.search.agent_id != view.id:
+            self.search = SearchState()
+        self.search.refresh(view.id, view.transcript.items, query)
+
+    def _search_step(self, older: bool) -> None:
+        index, wrapped = self.search.step(older)
+        status = self.search.status()
+        if wrapped:
+            status += " · wrapped"
+        self.query_one("#search", SearchBar).show_status(status, index is not None or
+                                                         not self.search.query)
+        if index is None:
+            self.transcript.mark(None)
+            return
+        self.transcript.reveal(index)
 
     def action_event_log_scope(self) -> None:
         if not self.event_log.has_class("-visible"):

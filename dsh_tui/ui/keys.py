@@ -68,6 +68,10 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Transcript"),
     ActionSpec("load_older", "Load older items", "Show the page of items before the first",
                "Transcript"),
+    ActionSpec("search", "Search the transcript",
+               "Find text in the selected agent's transcript, however far back: enter or up "
+               "goes to the older match, shift+enter or down to the newer, escape closes",
+               "Transcript"),
     ActionSpec("event_log_scope", "Event log: all agents",
                "Toggle the event log between the selected agent and all", "Event log"),
     ActionSpec("quit", "Quit", "Leave dsh-tui (sessions are saved as you go)", "App"),

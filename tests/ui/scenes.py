@@ -213,6 +213,19 @@ def event_log_scene() -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
     return app, run_before
 
 
+def search_scene() -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
+    app, before = idle_scene()
+
+    async def run_before(pilot: Any) -> None:
+        await before(pilot)
+        await pilot.press("ctrl+f", *"write-through")
+        await settle(pilot)
+        pilot.app.query_one("#search-input").cursor_blink = False
+        await pilot.pause()
+
+    return app, run_before
+
+
 def themed_scene(theme: str) -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
     app, before = inbox_scene()
 
@@ -238,6 +251,7 @@ SCENES: dict[str, Callable[[], tuple[DshApp, Callable[[Any], Awaitable[None]]]]]
     "edit-dialog": lambda: inbox_scene(edit=True),
     "help": help_scene,
     "event-log": event_log_scene,
+    "search": search_scene,
     "theme-dark": lambda: themed_scene("dark"),
     "theme-light": lambda: themed_scene("light"),
     "theme-high-contrast": lambda: themed_scene("high-contrast"),

@@ -363,6 +363,19 @@ def make_block(item: Item) -> Widget:
     return BLOCKS.get(item.kind, NoticeBlock)(item)
 
 
+class NewerMarker(Static):
+    """`▼ 1,234 later items — scroll down or click to load · end jumps to the latest`."""
+
+    DEFAULT_CSS = """
+    NewerMarker { color: $text-muted; text-align: center; width: 1fr; padding: 0 1; }
+    NewerMarker:hover { color: $accent; }
+    """
+
+    def set_count(self, count: int) -> None:
+        self.update(Content(f"▼ {count:,} later item{'s' if count != 1 else ''} · scroll "
+                            "down or click to load · end jumps to the latest"))
+
+
 class OlderMarker(Static):
     """`▲ 1,234 earlier items — scroll up or click to load`."""
 

@@ -7,6 +7,11 @@ when the person scrolls to the top, and the oldest widgets are pruned again once
 they are far behind a tail that is being followed. Only the visible agent gets
 widgets; every other agent's transcript stays in its plain-Python model.
 
+A search match far back in a long session is shown by re-centring the window on
+it (`reveal`): the window then ends before the model does ("detached"), new items
+are counted on a marker instead of mounted, scrolling to the bottom mounts the
+next page, and `end` goes back to the live tail.
+
 Changes arrive through `request_sync()`, called by the app's flush (at most ~60
 times a second); each sync is one render, counted in `render_count`.
 """
@@ -23,7 +28,14 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from ..models import AgentView
-from .blocks import OlderMarker, ReasoningBlock, ToolBlock, TranscriptBlock, make_block
+from .blocks import (
+    NewerMarker,
+    OlderMarker,
+    ReasoningBlock,
+    ToolBlock,
+    TranscriptBlock,
+    make_block,
+)
 
 
 class EmptyHint(Static):
@@ -39,9 +51,15 @@ class Transcript(VerticalScroll):
     PAGE = 30
     HIGH_WATER = 320
     LOW_WATER = 200
+    NEAR = 90
+    """A match at most this many items before the window is revealed by paging older items
+    in; a farther one re-centres the window on it."""
+    CONTEXT = 5
+    """Items mounted before a revealed match, when the window is re-centred on it."""
 
     DEFAULT_CSS = """
     Transcript { padding: 0 1; }
+    Transcript .-search-hit { background: $accent 25%; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -66,6 +84,11 @@ class Transcript(VerticalScroll):
         self._sync_pending = False
         self._loading_older = False
         self._marker: OlderMarker | None = None
+        self._newer: NewerMarker | None = None
+        self.detached = False
+        """The window ends before the model does (a search revealed an old item)."""
+        self.marked: int | None = None
+        """The item index highlighted as the current search match."""
         self._hint: EmptyHint | None = None
         self._subtitle: str | None = None
         self.can_focus = True
@@ -75,6 +98,7 @@ class Transcript(VerticalScroll):
     def show(self, view: AgentView | None) -> None:
         """Point the pane at another agent (or none): rebuilt from its model, tail first."""
         self.view = view
+        self.marked = None
         self._rebuild_pending = True
         self.request_sync()
 
@@ -97,6 +121,10 @@ class Transcript(VerticalScroll):
         dirty = model.drain()
         items = model.items
         fresh = items[self.end:]
+        if self.detached:
+            if fresh and self._newer is not None:
+                self._newer.set_count(len(fresh))
+            fresh = []
         if not dirty and not fresh:
             return
         self.render_count += 1
@@ -125,6 +153,8 @@ class Transcript(VerticalScroll):
         block = make_block(item)
         if isinstance(block, ReasoningBlock) and self.expand_reasoning:
             block.toggle()
+        if item.index == self.marked:
+            block.add_class("-search-hit")
         return block
 
     async def _rebuild(self) -> None:
@@ -132,7 +162,9 @@ class Transcript(VerticalScroll):
         await self.remove_children()
         self.blocks = {}
         self._marker = None
+        self._newer = None
         self._hint = None
+        self.detached = False
         view = self.view
         self.render_count += 1
         if view is None:
@@ -223,14 +255,116 @@ class Transcript(VerticalScroll):
         finally:
             self._loading_older = False
 
+    async def load_newer(self) -> None:
+        """Mount the page of items after the last mounted one (a detached window only)."""
+        view = self.view
+        if view is None or not self.detached or self._loading_older:
+            return
+        self._loading_older = True
+        try:
+            items = view.transcript.items
+            view.transcript.drain()
+            page = items[self.end:self.end + self.PAGE]
+            widgets = []
+            for item in page:
+                block = self._make(item)
+                self.blocks[item.index] = block
+                widgets.append(block)
+            self.end += len(page)
+            if self._newer is not None:
+                await self.mount_all(widgets, before=self._newer)
+            if self.end >= len(items):
+                self.detached = False
+                if self._newer is not None:
+                    await self._newer.remove()
+                    self._newer = None
+            elif self._newer is not None:
+                self._newer.set_count(len(items) - self.end)
+        finally:
+            self._loading_older = False
+
+    # -- search ----------------------------------------------------------------------------
+
+    def reveal(self, index: int) -> None:
+        """Scroll item `index` into view and mark it, mounting it first if it is not.
+
+        Queued behind the pane's own syncs and page loads (all run as callbacks of this
+        widget, one at a time), so the window is never rebuilt under a sync's feet."""
+        self.call_later(self._reveal, index)
+
+    async def _reveal(self, index: int) -> None:
+        view = self.view
+        if view is None or not 0 <= index < len(view.transcript.items):
+            return
+        if self._rebuild_pending or self._sync_pending:
+            await self._sync()
+        if index < self.first and self.first - index <= self.NEAR:
+            while index < self.first:
+                before = self.first
+                await self.load_older()
+                if self.first == before:
+                    break
+        if not self.first <= index < self.end:
+            await self._rebuild_around(index)
+        self.mark(index)
+        block = self.blocks.get(index)
+        if block is not None:
+            if self.max_scroll_y > 0:
+                self.release_anchor()  # stay on the match while new output arrives
+            self._show_follow_state()
+            self.call_after_refresh(self.scroll_to_center, block, animate=False, immediate=True)
+
+    def mark(self, index: int | None) -> None:
+        """Highlight one item as the current search match (None: no highlight)."""
+        if self.marked is not None and (old := self.blocks.get(self.marked)) is not None:
+            old.remove_class("-search-hit")
+        self.marked = index
+        if index is not None and (block := self.blocks.get(index)) is not None:
+            block.add_class("-search-hit")
+
+    async def _rebuild_around(self, index: int) -> None:
+        """Mount a window that starts a few items before `index`, detached from the tail."""
+        view = self.view
+        assert view is not None
+        model = view.transcript
+        model.drain()
+        items = model.items
+        await self.remove_children()
+        self.blocks = {}
+        self._hint = None
+        self.render_count += 1
+        self.first = max(0, index - self.CONTEXT)
+        self.end = min(len(items), index + self.WINDOW)
+        self.detached = self.end < len(items)
+        widgets: list[Widget] = []
+        self._marker = self._newer = None
+        if self.first:
+            self._marker = OlderMarker()
+            self._marker.set_count(self.first)
+            widgets.append(self._marker)
+        for item in items[self.first:self.end]:
+            block = self._make(item)
+            self.blocks[item.index] = block
+            widgets.append(block)
+        if self.detached:
+            self._newer = NewerMarker()
+            self._newer.set_count(len(items) - self.end)
+            widgets.append(self._newer)
+        self.anchor(False)
+        await self.mount_all(widgets)
+
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         if new_value <= 0 and old_value > 0 and self.first > 0:
             self.call_later(self.load_older)
+        elif self.detached and new_value >= self.max_scroll_y and new_value > old_value:
+            self.call_later(self.load_newer)
         self._show_follow_state()
 
     def _show_follow_state(self) -> None:
         subtitle = "" if self.following else "▼ new output below · end follows"
+        if self.detached:
+            subtitle = "▼ showing an earlier part · end returns to the latest"
         if getattr(self, "_subtitle", None) != subtitle:
             self._subtitle = subtitle
             self.border_subtitle = Content(subtitle)
@@ -242,6 +376,8 @@ class Transcript(VerticalScroll):
     def on_click(self, event: events.Click) -> None:
         if isinstance(event.widget, OlderMarker):
             self.call_later(self.load_older)
+        elif isinstance(event.widget, NewerMarker):
+            self.call_later(self.load_newer)
 
     # -- actions -------------------------------------------------------------------------------
 
@@ -259,6 +395,9 @@ class Transcript(VerticalScroll):
                 block.toggle()
 
     def action_follow(self) -> None:
+        if self.detached:
+            self.show(self.view)  # back to the live tail: rebuilt from the end, anchored
+            return
         self.anchor()
         self._show_follow_state()
 

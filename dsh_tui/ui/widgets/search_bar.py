@@ -1,0 +1,91 @@
+"""The search line (`#search`): find text in the selected agent's transcript.
+
+Hidden until `ctrl+f`. Typing searches as you type and jumps to the newest match;
+enter (or up) goes to the next older match, shift+enter (or down) to the next newer
+one, escape closes it and leaves the transcript where the match put it. The bar
+only reports what the person did; the app owns the search and the transcript.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Input, Static
+
+
+class SearchInput(Input):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter,up", "step(True)", "Older match"),
+        Binding("shift+enter,down", "step(False)", "Newer match"),
+        Binding("escape", "close", "Close search"),
+    ]
+
+    def action_step(self, older: bool) -> None:
+        self.post_message(SearchBar.Step(older))
+
+    def action_close(self) -> None:
+        self.post_message(SearchBar.Closed())
+
+
+class SearchBar(Horizontal):
+    DEFAULT_CSS = """
+    SearchBar { height: 3; display: none; border: round $accent; padding: 0 1; }
+    SearchBar.-visible { display: block; }
+    SearchBar > SearchInput, SearchBar > SearchInput:focus {
+        width: 1fr; border: none; height: 1; padding: 0; background: transparent;
+    }
+    SearchBar > #search-status { width: auto; min-width: 16; color: $text-muted;
+                                 text-align: right; }
+    SearchBar.-no-match > #search-status { color: $warning; }
+    """
+
+    class Changed(Message):
+        def __init__(self, query: str) -> None:
+            super().__init__()
+            self.query = query
+
+    class Step(Message):
+        def __init__(self, older: bool) -> None:
+            super().__init__()
+            self.older = older
+
+    class Closed(Message):
+        pass
+
+    def compose(self) -> ComposeResult:
+        yield SearchInput(placeholder="search this transcript (a capital letter matches case)",
+                          id="search-input")
+        yield Static(Content(""), id="search-status")
+
+    @property
+    def input(self) -> SearchInput:
+        return self.query_one(SearchInput)
+
+    def open(self) -> None:
+        self.add_class("-visible")
+        self.border_title = "Search"
+        self.input.focus()
+        self.input.select_all()
+
+    def close(self) -> None:
+        self.remove_class("-visible")
+
+    @property
+    def is_open(self) -> bool:
+        return self.has_class("-visible")
+
+    def show_status(self, text: str, found: bool) -> None:
+        self.query_one("#search-status", Static).update(Content(text))
+        self.set_class(not found, "-no-match")
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self.post_message(self.Changed(event.value))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()  # enter is bound to the older match; nothing is submitted

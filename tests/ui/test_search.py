@@ -1,0 +1,143 @@
+"""Transcript search: the pure matcher, and ctrl+f in the app on a long session and a live one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dsh_tui.harness import new_world
+from dsh_tui.harness.readonly import register_log_agent
+from dsh_tui.harness.session import SessionEvent
+from dsh_tui.llm.scripted import text
+from dsh_tui.ui.models import TranscriptModel
+from dsh_tui.ui.search import SearchState, find_matches
+from dsh_tui.ui.widgets.blocks import NewerMarker
+from dsh_tui.ui.widgets.search_bar import SearchBar
+
+from .conftest import SIZE, add_agent, idle, make_app, msg, screen_text, settle, world
+
+
+def _log(turns: int, needle_turns: set[int]) -> list[SessionEvent]:
+    events: list[SessionEvent] = []
+
+    def add(type_: str, data: Any) -> None:
+        events.append(SessionEvent(type_, len(events), 1_000 + len(events), data))
+
+    for turn in range(1, turns + 1):
+        add("turn/start", {"turn": turn})
+        add("user/message", {"id": f"u{turn}", "role": "user",
+                             "content": [{"type": "text", "text": f"question {turn}"}],
+                             "source": {"kind": "user"}})
+        answer = f"answer {turn}" + (" mentions the Needle here" if turn in needle_turns else "")
+        add("assistant/message", {"turn": turn, "step": 1, "message": {
+            "id": f"a{turn}", "role": "assistant",
+            "content": [{"type": "text", "text": answer}],
+            "source": {"kind": "model", "provider": "p", "model": "m"}}})
+        add("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
+    return events
+
+
+def test_matches_follow_smart_case_and_cover_tool_calls() -> None:
+    model = TranscriptModel()
+    model.apply_all(_log(3, {2}))
+    model.apply(SessionEvent("tool/call", 99, 2_000, {
+        "callId": "c1", "name": "grep", "arguments": {"pattern": "needle"}}))
+    texts = {i.index: i.current_text() for i in model.items}
+    lower = find_matches(model.items, "needle")
+    assert [texts.get(i) for i in lower[:1]] == ["answer 2 mentions the Needle here"]
+    assert model.items[lower[-1]].kind == "tool"  # found in the tool's arguments
+    assert find_matches(model.items, "Needle") == lower[:1]  # a capital: exact case
+    assert find_matches(model.items, "NEEDLE") == []
+    assert find_matches(model.items, "") == []
+
+
+def test_stepping_starts_at_the_newest_match_and_wraps() -> None:
+    model = TranscriptModel()
+    model.apply_all(_log(10, {2, 5, 9}))
+    state = SearchState()
+    state.refresh("a", model.items, "needle")
+    assert state.status() == "3 matches"
+    newest, wrapped = state.step(older=True)
+    assert state.status() == "3 of 3" and not wrapped
+    assert "answer 9" in model.items[newest].current_text()
+    state.step(older=True)
+    state.step(older=True)
+    item, wrapped = state.step(older=True)
+    assert wrapped and item == newest
+    item, wrapped = state.step(older=False)
+    assert wrapped and "answer 2" in model.items[item].current_text()
+    # Searching again keeps the current match when it still matches.
+    state.refresh("a", model.items, "needle")
+    assert state.item == item
+    state.refresh("a", model.items, "nothing like it")
+    assert state.status() == "no match" and state.step(older=True) == (None, False)
+
+
+async def test_ctrl_f_finds_a_match_thousands_of_items_back_and_end_returns() -> None:
+    ctx = new_world(read_only=True)
+    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0},
+                       _log(2500, {3, 2400}))
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        transcript = app.transcript
+        items = app.selected_view.transcript.items
+        await pilot.press("ctrl+f")
+        bar = app.query_one("#search", SearchBar)
+        assert bar.is_open and bar.input.has_focus
+        await pilot.press(*"needle")
+        await settle(pilot)
+        # The newest match (turn 2,400) is a few hundred items back: revealed and marked.
+        assert "1 of 2" not in str(bar.query_one("#search-status").render())
+        assert "2 of 2" in str(bar.query_one("#search-status").render())
+        hit = transcript.marked
+        assert hit is not None and "answer 2400 mentions" in items[hit].current_text()
+        assert transcript.blocks[hit].has_class("-search-hit")
+        assert "answer 2400 mentions the Needle" in screen_text(app)
+        # enter: the older match, at turn 3, ~10,000 items back: the window moves there.
+        await pilot.press("enter")
+        await settle(pilot)
+        hit = transcript.marked
+        assert hit is not None and "answer 3 mentions" in items[hit].current_text()
+        assert transcript.first <= hit < transcript.end and transcript.detached
+        # A window around the match, not the ~10,000 items between it and the tail (a page
+        # of older items may join it: the match sits near the top of the window).
+        assert len(transcript.blocks) <= transcript.WINDOW + transcript.CONTEXT + transcript.PAGE
+        assert "answer 3 mentions the Needle" in screen_text(app)
+        assert "1 of 2" in str(bar.query_one("#search-status").render())
+        newer = transcript.query_one(NewerMarker)
+        assert f"{len(items) - transcript.end:,} later items" in str(newer.render())
+        # Scrolling to the bottom of the window mounts the next page.
+        end_before = transcript.end
+        transcript.scroll_end(animate=False, immediate=True)
+        await settle(pilot)
+        assert transcript.end == end_before + transcript.PAGE
+        # escape closes the bar (not the agent), end goes back to the live tail.
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not bar.is_open and transcript.has_focus and transcript.marked is None
+        await pilot.press("end")
+        await settle(pilot)
+        assert not transcript.detached and transcript.end == len(items)
+        assert "answer 2500" in screen_text(app) and not transcript.query(NewerMarker)
+
+
+async def test_search_in_a_live_agent_sees_new_output_and_reports_no_match() -> None:
+    ctx, _ = world([text("the first reply"), text("a reply about [inject] markup")])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        agent.followup(msg("hello", "m1"))
+        await idle(pilot, agent)
+        await pilot.press("ctrl+f", *"[inject]")
+        await settle(pilot)
+        bar = app.query_one("#search", SearchBar)
+        assert "no match" in str(bar.query_one("#search-status").render())
+        assert bar.has_class("-no-match")
+        agent.followup(msg("again", "m2"))
+        await idle(pilot, agent)
+        await pilot.press("enter")  # searching again sees the reply that arrived since
+        await settle(pilot)
+        assert "1 of 1" in str(bar.query_one("#search-status").render())
+        hit = app.transcript.marked
+        assert hit is not None and app.transcript.blocks[hit].has_class("-search-hit")
+        assert agent.status == "idle" and not agent.inbox.has_pending
