@@ -141,3 +141,34 @@ async def test_search_in_a_live_agent_sees_new_output_and_reports_no_match() -> 
         hit = app.transcript.marked
         assert hit is not None and app.transcript.blocks[hit].has_class("-search-hit")
         assert agent.status == "idle" and not agent.inbox.has_pending
+
+
+async def test_a_detached_window_counts_new_output_instead_of_mounting_it() -> None:
+    replies = [text("the needle is here"), *(text(f"reply {n}") for n in range(1, 14))]
+    ctx, _ = world(replies)
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        transcript = app.transcript
+        # Smaller thresholds than the shipped ones, so 13 turns are a "long" session.
+        transcript.HIGH_WATER, transcript.LOW_WATER, transcript.NEAR = 24, 12, 4
+        for n in range(13):
+            agent.followup(msg(f"question {n}", f"m{n}"))
+            await idle(pilot, agent)
+        items = app.selected_view.transcript.items
+        assert transcript.first > transcript.NEAR  # the first reply is far out of the window
+        await pilot.press("ctrl+f", *"needle")
+        await settle(pilot)
+        assert transcript.detached and transcript.marked is not None
+        end, count = transcript.end, len(items)
+        agent.followup(msg("one more", "m-last"))
+        await idle(pilot, agent)
+        await settle(pilot)
+        grown = len(items) - count
+        assert grown > 0 and transcript.end == end  # nothing new was mounted
+        newer = transcript.query_one(NewerMarker)
+        assert f"{len(items) - end:,} later items" in str(newer.render())
+        assert "reply 13" not in screen_text(app)
+        await pilot.press("escape", "end")
+        await settle(pilot)
+        assert not transcript.detached and "reply 13" in screen_text(app)

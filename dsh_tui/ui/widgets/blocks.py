@@ -371,7 +371,12 @@ class NewerMarker(Static):
     NewerMarker:hover { color: $accent; }
     """
 
+    shown: int | None = None
+
     def set_count(self, count: int) -> None:
+        if count == self.shown:
+            return  # called on every flush while the window is detached
+        self.shown = count
         self.update(Content(f"▼ {count:,} later item{'s' if count != 1 else ''} · scroll "
                             "down or click to load · end jumps to the latest"))
 

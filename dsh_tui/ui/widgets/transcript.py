@@ -120,11 +120,12 @@ class Transcript(VerticalScroll):
         model = view.transcript
         dirty = model.drain()
         items = model.items
-        fresh = items[self.end:]
         if self.detached:
-            if fresh and self._newer is not None:
-                self._newer.set_count(len(fresh))
             fresh = []
+            if self._newer is not None:
+                self._newer.set_count(len(items) - self.end)
+        else:
+            fresh = items[self.end:]
         if not dirty and not fresh:
             return
         self.render_count += 1
