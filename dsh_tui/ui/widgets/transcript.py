@@ -18,6 +18,7 @@ times a second); each sync is one render, counted in `render_count`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from textual import events
@@ -82,7 +83,7 @@ class Transcript(VerticalScroll):
         self.expand_reasoning = False
         self._rebuild_pending = False
         self._sync_pending = False
-        self._loading_older = False
+        self._loading_page = False
         self._marker: OlderMarker | None = None
         self._newer: NewerMarker | None = None
         self.detached = False
@@ -159,36 +160,15 @@ class Transcript(VerticalScroll):
         return block
 
     async def _rebuild(self) -> None:
+        """The window at the live tail: the last `WINDOW` items, anchored."""
         self._rebuild_pending = False
-        await self.remove_children()
-        self.blocks = {}
-        self._marker = None
-        self._newer = None
-        self._hint = None
-        self.detached = False
+        await self._mount_window(lambda count: (max(0, count - self.WINDOW), count))
         view = self.view
-        self.render_count += 1
         if view is None:
-            self.first = self.end = 0
             self._hint = EmptyHint(Content("No agent selected. ctrl+n creates one."))
             await self.mount(self._hint)
             return
-        model = view.transcript
-        model.drain()
-        items = model.items
-        count = len(items)
-        self.first = max(0, count - self.WINDOW)
-        self.end = count
-        widgets: list[Widget] = []
-        if self.first:
-            self._marker = OlderMarker()
-            self._marker.set_count(self.first)
-            widgets.append(self._marker)
-        for item in items[self.first:]:
-            block = self._make(item)
-            self.blocks[item.index] = block
-            widgets.append(block)
-        if not items:
+        if not self.blocks:
             hint = ("This session is empty." if getattr(view.agent.ctx, "read_only", False) else
                     "No messages yet. Type below and press enter.\n\n"
                     "Try \"compare two designs for a cache\": the agent thinks, answers in "
@@ -198,9 +178,45 @@ class Transcript(VerticalScroll):
                     "Queued messages wait in the inbox on the right, where e edits them.\n"
                     "escape stops the agent and keeps its inbox; f1 lists every key.")
             self._hint = EmptyHint(Content(hint))
-            widgets.append(self._hint)
-        await self.mount_all(widgets)
+            await self.mount(self._hint)
         self.anchor()
+
+    async def _mount_window(self, bounds: Callable[[int], tuple[int, int]]) -> None:
+        """Replace every widget by items[first:end], with a marker for what lies on either
+        side; a window that ends before the model does is detached from the tail.
+
+        `bounds` maps the item count to (first, end) once the old widgets are gone: the
+        model may grow while they are removed."""
+        await self.remove_children()
+        self.blocks = {}
+        self._marker = self._newer = None
+        self._hint = None
+        self.render_count += 1
+        view = self.view
+        if view is None:
+            self.first = self.end = 0
+            self.detached = False
+            return
+        model = view.transcript
+        model.drain()  # every block below is made from the items as they are now
+        items = model.items
+        first, end = bounds(len(items))
+        self.first, self.end = first, end
+        self.detached = end < len(items)
+        widgets: list[Widget] = []
+        if first:
+            self._marker = OlderMarker()
+            self._marker.set_count(first)
+            widgets.append(self._marker)
+        for item in items[first:end]:
+            block = self._make(item)
+            self.blocks[item.index] = block
+            widgets.append(block)
+        if self.detached:
+            self._newer = NewerMarker()
+            self._newer.set_count(len(items) - end)
+            widgets.append(self._newer)
+        await self.mount_all(widgets)
 
     def _prune(self) -> None:
         """Drop the oldest widgets once far behind a tail that is being followed."""
@@ -229,9 +245,9 @@ class Transcript(VerticalScroll):
     async def load_older(self) -> None:
         """Mount the page of items before the first mounted one, keeping the view still."""
         view = self.view
-        if view is None or self.first == 0 or self._loading_older:
+        if view is None or self.first == 0 or self._loading_page:
             return
-        self._loading_older = True
+        self._loading_page = True
         try:
             anchor = self.blocks.get(self.first)
             start = max(0, self.first - self.PAGE)
@@ -254,17 +270,16 @@ class Transcript(VerticalScroll):
             if anchor is not None:
                 self.call_after_refresh(self.scroll_to_widget, anchor, top=True, animate=False)
         finally:
-            self._loading_older = False
+            self._loading_page = False
 
     async def load_newer(self) -> None:
         """Mount the page of items after the last mounted one (a detached window only)."""
         view = self.view
-        if view is None or not self.detached or self._loading_older:
+        if view is None or not self.detached or self._loading_page:
             return
-        self._loading_older = True
+        self._loading_page = True
         try:
             items = view.transcript.items
-            view.transcript.drain()
             page = items[self.end:self.end + self.PAGE]
             widgets = []
             for item in page:
@@ -282,7 +297,7 @@ class Transcript(VerticalScroll):
             elif self._newer is not None:
                 self._newer.set_count(len(items) - self.end)
         finally:
-            self._loading_older = False
+            self._loading_page = False
 
     # -- search ----------------------------------------------------------------------------
 
@@ -324,35 +339,10 @@ class Transcript(VerticalScroll):
             block.add_class("-search-hit")
 
     async def _rebuild_around(self, index: int) -> None:
-        """Mount a window that starts a few items before `index`, detached from the tail."""
-        view = self.view
-        assert view is not None
-        model = view.transcript
-        model.drain()
-        items = model.items
-        await self.remove_children()
-        self.blocks = {}
-        self._hint = None
-        self.render_count += 1
-        self.first = max(0, index - self.CONTEXT)
-        self.end = min(len(items), index + self.WINDOW)
-        self.detached = self.end < len(items)
-        widgets: list[Widget] = []
-        self._marker = self._newer = None
-        if self.first:
-            self._marker = OlderMarker()
-            self._marker.set_count(self.first)
-            widgets.append(self._marker)
-        for item in items[self.first:self.end]:
-            block = self._make(item)
-            self.blocks[item.index] = block
-            widgets.append(block)
-        if self.detached:
-            self._newer = NewerMarker()
-            self._newer.set_count(len(items) - self.end)
-            widgets.append(self._newer)
+        """A window that starts a few items before `index`, detached from the tail."""
         self.anchor(False)
-        await self.mount_all(widgets)
+        await self._mount_window(lambda count: (max(0, index - self.CONTEXT),
+                                                min(count, index + self.WINDOW)))
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
