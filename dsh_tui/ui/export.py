@@ -87,7 +87,7 @@ def _item_lines(item: Item) -> list[str]:
     if item.level == "dim":
         return []  # a record this build does not know: the JSONL export keeps it
     marker = {"error": "**Error:** ", "warning": "**Note:** "}.get(item.level, "")
-    return [f"> {marker}{line}" if line else ">" for line in text.splitlines() or [""]] + [""]
+    return [*_quoted(marker + text), ""]
 
 
 def _tool_lines(item: Item) -> list[str]:
