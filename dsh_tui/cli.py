@@ -268,7 +268,7 @@ def export_session(args: argparse.Namespace) -> int:
     return 0
 
 
-SERVED_OPTIONS = ("provider", "model", "base_url", "theme", "resume", "config", "data_dir")
+SERVED_OPTIONS = ("provider", "model", "base_url", "theme", "config", "data_dir")
 """The options `serve` hands to every app it starts."""
 
 
@@ -287,6 +287,9 @@ def serve_command(args: argparse.Namespace) -> str:
 
 def serve_app(args: argparse.Namespace) -> int:
     # Check the options here, where a mistake is one line, not in every browser tab.
+    if args.resume:
+        raise CliError("serve starts a new session in every tab, so --resume does not apply "
+                       "(resume one from the sessions screen, f3, inside a tab)")
     resolve_route(args, load_settings(args))
     if not 0 < args.port < 65536:
         raise CliError(f"--port {args.port} is not a TCP port")
