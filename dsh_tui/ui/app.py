@@ -26,11 +26,13 @@ from textual.widgets import Footer
 
 from dsh_tui.harness import UserMessage, user_message
 
+from .breakpoints import CONTINUE, SKIP, Breakpoints, Pause
 from .bridge import Bridge, FlushBatch
 from .config import ConfigError, UiConfig, save_setting
 from .gcpacing import GcPacing
 from .keys import ACTIONS, keys_for
 from .models import LANE_TARGET, LANES, AgentView, format_tokens, source_for, with_lane
+from .screens.breakpoint import DISARM, BreakpointScreen
 from .screens.confirm import ConfirmScreen
 from .screens.edit import EditScreen
 from .screens.help import HelpScreen
@@ -136,6 +138,8 @@ class DshApp(App[None]):
         self._closing = False
         self._edit: tuple[EditScreen, str, str] | None = None
         self.search = SearchState()
+        self.breakpoints: Breakpoints | None = None
+        self._pause_screens: dict[int, BreakpointScreen] = {}
         self._children = 0
         self._theme_ready = False
         for theme in load_themes():
@@ -205,12 +209,16 @@ class DshApp(App[None]):
                      f"Themes: {', '.join(sorted(self.available_themes))}", "warning")
         if self.read_only:
             self.say(READ_ONLY_NOTICE)
+        else:
+            self.breakpoints = Breakpoints(self.ctx, self._on_pause, self._on_resume)
 
     def on_unmount(self) -> None:
         self._closing = True
         if self._spinner is not None:
             self._spinner.stop()
         self.bridge.stop()
+        if self.breakpoints is not None:
+            self.breakpoints.close()  # a paused agent must not wait for a screen that is gone
         self.gc_pacing.release()
 
     def _schedule(self, delay: float, callback: Callable[[], Any]) -> Any:
@@ -654,6 +662,50 @@ class DshApp(App[None]):
             self.bridge.flush()
         self.select_agent(agent_id)
 
+    # -- breakpoints ---------------------------------------------------------------------------
+
+    def action_toggle_breakpoint(self) -> None:
+        agent = self._writable_agent()
+        if agent is None or self.breakpoints is None:
+            return
+        name = self.display_name(agent.id)
+        if self.breakpoints.toggle(agent.id):
+            self.say(f"Breakpoint set: {name} stops before each step and shows what it will "
+                     "send (b again removes it).")
+        else:
+            self.say(f"Breakpoint removed from {name}.")
+        self.tree.refresh_rows(self.bridge.views, {agent.id})
+
+    def _on_pause(self, pause: Pause) -> None:
+        """From the agent's pre-step: record nothing more, schedule the dialog."""
+        self.call_later(self._show_pause, pause)
+
+    def _on_resume(self, pause: Pause) -> None:
+        self.call_later(self._close_pause, pause)
+
+    def _show_pause(self, pause: Pause) -> None:
+        if not pause.open or self._closing:
+            return
+        screen = BreakpointScreen(pause, self.display_name(pause.agent.id))
+        self._pause_screens[id(pause)] = screen
+
+        def decided(decision: str | None) -> None:
+            self._pause_screens.pop(id(pause), None)
+            if decision == DISARM and self.breakpoints is not None:
+                self.breakpoints.armed.discard(pause.agent.id)
+                self.tree.refresh_rows(self.bridge.views, {pause.agent.id})
+            pause.resolve(SKIP if decision == SKIP else CONTINUE)
+
+        self.push_screen(screen, decided)
+
+    def _close_pause(self, pause: Pause) -> None:
+        """The pause ended without the dialog (a cancel, a disposal): take the dialog away."""
+        screen = self._pause_screens.pop(id(pause), None)
+        if screen is not None and screen.is_attached:
+            screen.dismiss(CONTINUE)
+            self.say(f"{self.display_name(pause.agent.id)} was stopped while at its breakpoint.",
+                     "warning")
+
     def action_spawn_child(self) -> None:
         agent = self._writable_agent()
         if agent is None:
@@ -832,6 +884,8 @@ class DshApp(App[None]):
             return
         if self.search.agent_id != view.id:
             self.search = SearchState()
+        self.breakpoints: Breakpoints | None = None
+        self._pause_screens: dict[int, BreakpointScreen] = {}
         self.search.refresh(view.id, view.transcript.items, query)
 
     def _search_step(self, older: bool) -> None:

@@ -51,6 +51,9 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Create an agent owned by the selected one", "Agents"),
     ActionSpec("dispose_agent", "Dispose agent",
                "Dispose the selected agent and its children (asks first)", "Agents"),
+    ActionSpec("toggle_breakpoint", "Break before each step",
+               "Stop the selected agent before each step and show what the step will send "
+               "from its inbox: continue, skip the step, or remove the breakpoint", "Agents"),
     ActionSpec("new_agent", "New root agent", "Create a new top-level agent", "App"),
     ActionSpec("cancel_keep_inbox", "Stop (keep inbox)",
                "Cancel the running turn; pending items stay, paused", "App"),

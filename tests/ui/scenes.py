@@ -226,6 +226,29 @@ def search_scene() -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
     return app, run_before
 
 
+def breakpoint_scene() -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
+    app = SceneApp(make_world([*history_script(), text("Write-through, then batch.")]))
+
+    async def run_before(pilot: Any) -> None:
+        planner = await _planner_with_history(pilot)
+        pilot.app.select_agent("planner", focus_tree=True)
+        await pilot.press("b")
+        planner.inject(message("notes.md was updated: writes are now 30%", "5b8e1f77",
+                               "inject"))
+        planner.followup(message("Which one for bursty writes?", "7d41b0aa"))
+        await until(pilot, lambda: type(pilot.app.screen).__name__ == "BreakpointScreen")
+        app = pilot.app
+        await settle(pilot)
+        app.animation_level = "none"
+        app.tree.refresh_rows(app.bridge.views)
+        app.composer.cursor_blink = False
+        app.screen.query_one("#continue").focus()
+        app.clear_notifications()
+        await pilot.pause()
+
+    return app, run_before
+
+
 def themed_scene(theme: str) -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
     app, before = inbox_scene()
 
@@ -252,6 +275,7 @@ SCENES: dict[str, Callable[[], tuple[DshApp, Callable[[Any], Awaitable[None]]]]]
     "help": help_scene,
     "event-log": event_log_scene,
     "search": search_scene,
+    "breakpoint": breakpoint_scene,
     "theme-dark": lambda: themed_scene("dark"),
     "theme-light": lambda: themed_scene("light"),
     "theme-high-contrast": lambda: themed_scene("high-contrast"),

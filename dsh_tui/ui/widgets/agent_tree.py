@@ -29,6 +29,7 @@ class AgentTree(Tree[str]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("c", "spawn_child", "Spawn child", id="spawn_child"),
         Binding("d", "dispose_agent", "Dispose", id="dispose_agent"),
+        Binding("b", "toggle_breakpoint", "Breakpoint", id="toggle_breakpoint"),
     ]
 
     HELP = "Agents and the sub-agents they own. The highlighted agent is the one the " \
@@ -131,6 +132,9 @@ class AgentTree(Tree[str]):
             text.append(f" ↩{turns}", Style(color=theme.secondary or theme.primary))
         if view.model:
             text.append(f" {view.model}", Style(dim=True, italic=True))
+        breakpoints = getattr(self.app, "breakpoints", None)
+        if breakpoints is not None and breakpoints.is_armed(agent.id):
+            text.append(" ◆", Style(color=theme.error, bold=True))
         return text
 
     def tick(self, views: dict[str, AgentView]) -> bool:
@@ -166,6 +170,9 @@ class AgentTree(Tree[str]):
 
     async def action_dispose_agent(self) -> None:
         await self.app.run_action("dispose_agent")
+
+    async def action_toggle_breakpoint(self) -> None:
+        await self.app.run_action("toggle_breakpoint")
 
 
 def _is_below(node: TreeNode[str], ancestor: TreeNode[str]) -> bool:

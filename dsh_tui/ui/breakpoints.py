@@ -1,0 +1,94 @@
+"""Step breakpoints: stop an agent before its next step and show what that step will send.
+
+An armed agent's `agent/pre-step` waterfall (the public hook the driver awaits
+before every step, with the claimed batch in hand) waits for the person: continue
+sends the batch on, skip rejects the step (the turn ends `blocked`, the claimed
+messages go with it, as core.md §6.3 says). A cancel or a disposal while paused
+lets the driver go on to its own abort. The listener awaits a future the UI
+resolves; it never blocks the event loop, and the UI side only records the pause
+and schedules its screen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+CONTINUE = "continue"
+SKIP = "skip"
+ABORTED = "aborted"
+
+
+@dataclass
+class Pause:
+    """One agent stopped before a step: what the step would send, and how it ends."""
+
+    agent: Any
+    turn: int
+    step: int
+    messages: tuple[Any, ...]
+    decided: asyncio.Future[str] = field(repr=False,
+                                         default_factory=lambda: asyncio.get_running_loop()
+                                         .create_future())
+
+    def resolve(self, decision: str) -> None:
+        if not self.decided.done():
+            self.decided.set_result(decision)
+
+    @property
+    def open(self) -> bool:
+        return not self.decided.done()
+
+
+class Breakpoints:
+    """The armed agents (by id) and the pauses in progress, over one world's events."""
+
+    def __init__(self, ctx: Any, on_pause: Callable[[Pause], None],
+                 on_resume: Callable[[Pause], None]) -> None:
+        self.armed: set[str] = set()
+        self.paused: dict[str, Pause] = {}
+        self._on_pause = on_pause
+        self._on_resume = on_resume
+        self._off = ctx.on("agent/pre-step", self._pre_step)
+
+    def close(self) -> None:
+        """Stop listening and let every paused agent go on."""
+        self._off()
+        self.armed.clear()
+        for pause in list(self.paused.values()):
+            pause.resolve(CONTINUE)
+
+    def toggle(self, agent_id: str) -> bool:
+        """Arm or disarm an agent; returns whether it is armed now."""
+        if agent_id in self.armed:
+            self.armed.discard(agent_id)
+            return False
+        self.armed.add(agent_id)
+        return True
+
+    def is_armed(self, agent_id: str) -> bool:
+        return agent_id in self.armed
+
+    async def _pre_step(self, payload: Mapping[str, Any],
+                        downstream: Callable[[], Awaitable[Any]]) -> Any:
+        agent = payload["agent"]
+        if agent.id not in self.armed or agent.id in self.paused:
+            return await downstream()
+        pause = Pause(agent, int(payload.get("turn") or 0), int(payload.get("step") or 0),
+                      tuple(payload.get("messages") or ()))
+        signal = payload.get("signal")
+        remove = signal.add_listener(lambda _reason: pause.resolve(ABORTED)) \
+            if signal is not None else (lambda: None)
+        self.paused[agent.id] = pause
+        try:
+            self._on_pause(pause)
+            decision = await pause.decided
+        finally:
+            remove()
+            self.paused.pop(agent.id, None)
+            self._on_resume(pause)
+        if decision == SKIP:
+            return {"kind": "reject"}
+        return await downstream()
