@@ -94,7 +94,7 @@ async def freeze(pilot: Any, focus: str = "#composer") -> None:
     app.animation_level = "none"
     app.tree.refresh_rows(app.bridge.views)
     app.composer.cursor_blink = False
-    app.query_one(focus).focus()
+    app.screen.query_one(focus).focus()  # the active screen: a dialog's own widgets too
     app.clear_notifications()
     await pilot.pause()
 
@@ -237,14 +237,7 @@ def breakpoint_scene() -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
                                "inject"))
         planner.followup(message("Which one for bursty writes?", "7d41b0aa"))
         await until(pilot, lambda: type(pilot.app.screen).__name__ == "BreakpointScreen")
-        app = pilot.app
-        await settle(pilot)
-        app.animation_level = "none"
-        app.tree.refresh_rows(app.bridge.views)
-        app.composer.cursor_blink = False
-        app.screen.query_one("#continue").focus()
-        app.clear_notifications()
-        await pilot.pause()
+        await freeze(pilot, "#continue")
 
     return app, run_before
 
