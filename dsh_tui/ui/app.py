@@ -692,7 +692,7 @@ class DshApp(App[None]):
         def decided(decision: str | None) -> None:
             self._pause_screens.pop(id(pause), None)
             if decision == DISARM and self.breakpoints is not None:
-                self.breakpoints.armed.discard(pause.agent.id)
+                self.breakpoints.disarm(pause.agent.id)
                 self.tree.refresh_rows(self.bridge.views, {pause.agent.id})
             pause.resolve(SKIP if decision == SKIP else CONTINUE)
 

@@ -63,10 +63,13 @@ class Breakpoints:
     def toggle(self, agent_id: str) -> bool:
         """Arm or disarm an agent; returns whether it is armed now."""
         if agent_id in self.armed:
-            self.armed.discard(agent_id)
+            self.disarm(agent_id)
             return False
         self.armed.add(agent_id)
         return True
+
+    def disarm(self, agent_id: str) -> None:
+        self.armed.discard(agent_id)
 
     def is_armed(self, agent_id: str) -> bool:
         return agent_id in self.armed
