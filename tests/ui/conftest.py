@@ -14,6 +14,7 @@ import pytest
 
 from dsh_tui.compose import build_context
 from dsh_tui.harness import user_message
+from dsh_tui.harness.session import SessionEvent
 from dsh_tui.llm.scripted import ScriptedModel
 from dsh_tui.ui.app import DshApp
 from dsh_tui.ui.world import create_agent
@@ -27,10 +28,34 @@ def _isolated_config(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
 
 
-def world(script: Iterable[Any] = ()) -> tuple[Any, ScriptedModel]:
+def world(script: Iterable[Any] = (), tools: Iterable[Any] = ()) -> tuple[Any, ScriptedModel]:
     model = ScriptedModel(list(script))
-    ctx = build_context(providers={"mock": model}, tools=[], retry=False, system_prompt=None)
+    ctx = build_context(providers={"mock": model}, tools=list(tools), retry=False,
+                        system_prompt=None)
     return ctx, model
+
+
+def long_log(turns: int, needle_turns: Iterable[int] = ()) -> list[SessionEvent]:
+    """A finished session of `turns` question/answer turns, built as log events (fast);
+    the answers of `needle_turns` also say "mentions the Needle here"."""
+    needles = set(needle_turns)
+    events: list[SessionEvent] = []
+
+    def add(type_: str, data: Any) -> None:
+        events.append(SessionEvent(type_, len(events), 1_000 + len(events), data))
+
+    for turn in range(1, turns + 1):
+        add("turn/start", {"turn": turn})
+        add("user/message", {"id": f"u{turn}", "role": "user",
+                             "content": [{"type": "text", "text": f"question {turn}"}],
+                             "source": {"kind": "user"}})
+        answer = f"answer {turn}" + (" mentions the Needle here" if turn in needles else "")
+        add("assistant/message", {"turn": turn, "step": 1, "message": {
+            "id": f"a{turn}", "role": "assistant",
+            "content": [{"type": "text", "text": answer}],
+            "source": {"kind": "model", "provider": "p", "model": "m"}}})
+        add("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
+    return events
 
 
 async def add_agent(ctx: Any, agent_id: str, title: str | None = None, owner: Any = None,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any
 
 from textual.command import CommandPalette
 from textual.widgets import Checkbox, Input
@@ -13,7 +12,6 @@ from textual.widgets import Checkbox, Input
 from dsh_tui.compose import open_log
 from dsh_tui.harness import new_world
 from dsh_tui.harness.readonly import register_log_agent
-from dsh_tui.harness.session import SessionEvent
 from dsh_tui.llm.scripted import hang, text
 from dsh_tui.ui.config import UiConfig
 from dsh_tui.ui.keys import ACTIONS
@@ -24,6 +22,7 @@ from .conftest import (
     SIZE,
     add_agent,
     idle,
+    long_log,
     make_app,
     msg,
     renderable_text,
@@ -223,28 +222,9 @@ async def test_stream_renders_are_coalesced() -> None:
         assert app.transcript.render_count <= app.bridge.flush_count + 2
 
 
-def _long_log(turns: int) -> list[SessionEvent]:
-    events: list[SessionEvent] = []
-
-    def add(type_: str, data: Any) -> None:
-        events.append(SessionEvent(type_, len(events), 1_000 + len(events), data))
-
-    for turn in range(1, turns + 1):
-        add("turn/start", {"turn": turn})
-        add("user/message", {"id": f"u{turn}", "role": "user",
-                             "content": [{"type": "text", "text": f"question {turn}"}],
-                             "source": {"kind": "user"}})
-        add("assistant/message", {"turn": turn, "step": 1, "message": {
-            "id": f"a{turn}", "role": "assistant",
-            "content": [{"type": "text", "text": f"answer {turn}"}],
-            "source": {"kind": "model", "provider": "p", "model": "m"}}})
-        add("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
-    return events
-
-
 async def test_long_sessions_mount_only_the_tail_and_load_older_on_demand() -> None:
     ctx = new_world(read_only=True)
-    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, _long_log(2500))
+    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, long_log(2500))
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

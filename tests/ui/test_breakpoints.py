@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dsh_tui.compose import build_context
-from dsh_tui.llm.scripted import ScriptedModel, text, tool_call
+from dsh_tui.llm.scripted import text, tool_call
 from dsh_tui.loop import Tool
 from dsh_tui.ui.screens.breakpoint import BreakpointScreen
 
@@ -72,9 +71,8 @@ async def test_skip_rejects_the_step_and_the_turn_ends_blocked() -> None:
 
 async def test_every_step_stops_until_the_breakpoint_is_removed() -> None:
     looked = Tool("look", "looks", {"type": "object", "properties": {}}, lambda _a: "seen")
-    model = ScriptedModel([tool_call("c1", "look", {}), text("after the tool"), text("second")])
-    ctx = build_context(providers={"mock": model}, tools=[looked], retry=False,
-                        system_prompt=None)
+    ctx, model = world([tool_call("c1", "look", {}), text("after the tool"), text("second")],
+                       tools=[looked])
     agent = await add_agent(ctx, "planner", "planner")
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from dsh_tui.harness import new_world
 from dsh_tui.harness.readonly import register_log_agent
 from dsh_tui.harness.session import SessionEvent
@@ -13,32 +11,22 @@ from dsh_tui.ui.search import SearchState, find_matches
 from dsh_tui.ui.widgets.blocks import NewerMarker
 from dsh_tui.ui.widgets.search_bar import SearchBar
 
-from .conftest import SIZE, add_agent, idle, make_app, msg, screen_text, settle, world
-
-
-def _log(turns: int, needle_turns: set[int]) -> list[SessionEvent]:
-    events: list[SessionEvent] = []
-
-    def add(type_: str, data: Any) -> None:
-        events.append(SessionEvent(type_, len(events), 1_000 + len(events), data))
-
-    for turn in range(1, turns + 1):
-        add("turn/start", {"turn": turn})
-        add("user/message", {"id": f"u{turn}", "role": "user",
-                             "content": [{"type": "text", "text": f"question {turn}"}],
-                             "source": {"kind": "user"}})
-        answer = f"answer {turn}" + (" mentions the Needle here" if turn in needle_turns else "")
-        add("assistant/message", {"turn": turn, "step": 1, "message": {
-            "id": f"a{turn}", "role": "assistant",
-            "content": [{"type": "text", "text": answer}],
-            "source": {"kind": "model", "provider": "p", "model": "m"}}})
-        add("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
-    return events
+from .conftest import (
+    SIZE,
+    add_agent,
+    idle,
+    long_log,
+    make_app,
+    msg,
+    screen_text,
+    settle,
+    world,
+)
 
 
 def test_matches_follow_smart_case_and_cover_tool_calls() -> None:
     model = TranscriptModel()
-    model.apply_all(_log(3, {2}))
+    model.apply_all(long_log(3, {2}))
     model.apply(SessionEvent("tool/call", 99, 2_000, {
         "callId": "c1", "name": "grep", "arguments": {"pattern": "needle"}}))
     texts = {i.index: i.current_text() for i in model.items}
@@ -52,7 +40,7 @@ def test_matches_follow_smart_case_and_cover_tool_calls() -> None:
 
 def test_stepping_starts_at_the_newest_match_and_wraps() -> None:
     model = TranscriptModel()
-    model.apply_all(_log(10, {2, 5, 9}))
+    model.apply_all(long_log(10, {2, 5, 9}))
     state = SearchState()
     state.refresh("a", model.items, "needle")
     assert state.status() == "3 matches"
@@ -75,7 +63,7 @@ def test_stepping_starts_at_the_newest_match_and_wraps() -> None:
 async def test_ctrl_f_finds_a_match_thousands_of_items_back_and_end_returns() -> None:
     ctx = new_world(read_only=True)
     register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0},
-                       _log(2500, {3, 2400}))
+                       long_log(2500, {3, 2400}))
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
