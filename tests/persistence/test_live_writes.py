@@ -144,7 +144,10 @@ async def test_new_directories_and_files_are_private(world: World) -> None:
     for directory in (world.root, path.parent.parent, path.parent):
         assert stat.S_IMODE(directory.stat().st_mode) == 0o700
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert [p.name for p in path.parent.iterdir()] == ["session.jsonl"]  # temp file removed
+    lock = path.with_name("session.lock")  # the one-writer lock, held while the session is live
+    assert stat.S_IMODE(lock.stat().st_mode) == 0o600
+    # the temp file is removed
+    assert sorted(p.name for p in path.parent.iterdir()) == ["session.jsonl", "session.lock"]
 
 
 async def test_creating_an_id_that_is_already_stored_is_refused(world: World) -> None:

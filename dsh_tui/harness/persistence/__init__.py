@@ -14,6 +14,7 @@ from .errors import (
     SessionNotFoundError,
 )
 from .jsonl import DEFAULT_BATCH_WINDOW, JsonlPersistence, LoadedSession, default_root
+from .lock import LockInfo, SessionLockedError, lock_holder
 from .paths import encode_segment, project_key
 from .reader import read_session_log
 from .repair import TOOL_NOT_STARTED, TOOL_OUTCOME_UNKNOWN, interrupted_turn_closers
@@ -24,14 +25,17 @@ __all__ = [
     "TOOL_OUTCOME_UNKNOWN",
     "JsonlPersistence",
     "LoadedSession",
+    "LockInfo",
     "SessionCollisionError",
     "SessionFormatUnsupportedError",
+    "SessionLockedError",
     "SessionLogCorruptError",
     "SessionLogError",
     "SessionNotFoundError",
     "default_root",
     "encode_segment",
     "interrupted_turn_closers",
+    "lock_holder",
     "project_key",
     "read_session_log",
 ]

@@ -13,13 +13,16 @@ Reading: `load(id)` is the strict loader `resume()` uses (see `loader`);
 `list_sessions()` reads only headers; `read_session_log(path)` (in `reader`)
 is the tolerant one for viewing.
 
-One process writes a session at a time (no OS lock, as upstream); creating a
-session whose id already has a different log on disk is refused.
+One process writes a session at a time: a session's lock (`lock.py`) is taken
+before its log is repaired, resumed or first created, and held while it is live;
+another process gets `SessionLockedError` naming the holder. Creating a session
+whose id already has a different log on disk is refused.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import os
 import threading
@@ -37,6 +40,7 @@ from ..session import Session, SessionEvent
 from .errors import SessionCollisionError, SessionLogError, SessionNotFoundError
 from .listing import find_artifacts, list_headers
 from .loader import commit_repair, prepare_load, read_for_adoption
+from .lock import LockInfo, SessionLock, SessionLockedError, lock_holder
 from .paths import RAW_LOG_NAME, ZSTD_LOG_NAME, session_dir
 from .summary import summarize
 from .writer import SessionWriter, is_durable_type
@@ -91,6 +95,7 @@ class JsonlPersistence:
         self._retired: list[SessionWriter] = []  # disposed with events still unwritten
         self._loaded: dict[str, _Loaded] = {}
         self._loaded_lock = threading.Lock()  # load() may run in a worker thread
+        self._locks: dict[str, SessionLock] = {}  # session id -> its held lock
         self._detach: Callable[[], None] | None = None
 
     def __repr__(self) -> str:
@@ -162,19 +167,29 @@ class JsonlPersistence:
         self._refused.discard(session)
         writer = self._live.pop(session, None)
         if writer is None:
+            self._unlock(session.id)
             return
         writer.cancel_timer()
         try:
             writer.write_pending()
         except OSError:
-            self._retired.append(writer)  # retried when this persistence detaches
+            self._retired.append(writer)  # retried (and unlocked) when this persistence detaches
+        retired = writer in self._retired
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             self._finish(writer)
+            if not retired:
+                self._unlock(session.id)
             return
+
+        def closed(_: Any) -> None:
+            writer.close()
+            if not retired and not any(s.id == session.id for s in self._live):
+                self._unlock(session.id)
+
         future = loop.run_in_executor(None, self._sync_quietly, writer)
-        future.add_done_callback(lambda _: writer.close())
+        future.add_done_callback(closed)
 
     # -- scheduling -----------------------------------------------------------------------------
 
@@ -237,6 +252,43 @@ class JsonlPersistence:
                           "with this process", writer.session_id, len(writer.pending),
                           writer.path)
             self._finish(writer)
+        with self._loaded_lock:
+            locks, self._locks = self._locks, {}
+        for lock in locks.values():
+            lock.release()
+
+    # -- locking --------------------------------------------------------------------------------
+
+    def _lock(self, session_id: str, path: Path) -> bool:
+        """Hold the lock of `session_id` (whose log or directory is `path`); True if newly taken.
+
+        Raises `SessionLockedError` when another process (or another
+        persistence in this one) holds it.
+        """
+        with self._loaded_lock:
+            if session_id in self._locks:
+                return False
+        lock = SessionLock.acquire(path, session_id)
+        with self._loaded_lock:
+            if session_id in self._locks:  # taken meanwhile by another thread of ours
+                lock.release()
+                return False
+            self._locks[session_id] = lock
+        return True
+
+    def _unlock(self, session_id: str) -> None:
+        with self._loaded_lock:
+            lock = self._locks.pop(session_id, None)
+        if lock is not None:
+            lock.release()
+
+    def lock_holder(self, header_or_id: Mapping[str, Any] | str) -> LockInfo | None:
+        """Who has this stored session open (this process included), or None; never raises."""
+        try:
+            path = self.path_for(header_or_id)
+        except (SessionLogError, OSError):
+            return None
+        return lock_holder(path)
 
     # -- adopting a live session ------------------------------------------------------------------
 
@@ -271,12 +323,15 @@ class JsonlPersistence:
                         "none", session.id, self.root, error)
             found = []
         if not found:
-            return SessionWriter(header, planned, materialized=False)
+            writer = SessionWriter(header, planned, materialized=False)
+            writer.before_create = lambda directory: self._lock_new(session.id, directory)
+            return writer
         path = found[0]
         if path.parent != planned.parent:
             raise SessionCollisionError(
                 f'session "{session.id}" is already persisted at {path} (another cwd); a live '
                 "session cannot reuse its id")
+        self._lock(session.id, path)
         if loaded is not None and loaded.path == path and self._size(path) == loaded.size:
             stored, size, compression = loaded.events, loaded.size, loaded.compression
         else:
@@ -287,6 +342,12 @@ class JsonlPersistence:
                 "session does not continue (id collision); resume it instead of creating it")
         return SessionWriter(header, path, materialized=True, compression=compression,
                              size=size, next_seq=len(stored))  # type: ignore[arg-type]
+
+    def _lock_new(self, session_id: str, directory: Path) -> None:
+        try:
+            self._lock(session_id, directory)
+        except SessionLockedError as error:
+            raise OSError(errno.EBUSY, str(error)) from None
 
     @staticmethod
     def _size(path: Path) -> int:
@@ -343,10 +404,17 @@ class JsonlPersistence:
         if not found:
             raise SessionNotFoundError(f'no stored session "{session_id}" under {self.root}')
         path = found[0]
-        prepared = prepare_load(path, session_id, lambda header: session_dir(self.root, header))
-        size = prepared.scanned.size
-        if prepared.needs_repair:
-            size = commit_repair(prepared)
+        taken = self._lock(session_id, path)
+        try:
+            prepared = prepare_load(path, session_id,
+                                    lambda header: session_dir(self.root, header))
+            size = prepared.scanned.size
+            if prepared.needs_repair:
+                size = commit_repair(prepared)
+        except BaseException:
+            if taken:
+                self._unlock(session_id)
+            raise
             log.info('session "%s": repaired %s (%s torn byte(s) cut, %d closer(s) appended)',
                      session_id, path, prepared.scanned.size - (
                          prepared.scanned.truncate_to or prepared.scanned.size),
@@ -355,7 +423,12 @@ class JsonlPersistence:
         with self._loaded_lock:
             self._loaded.pop(session_id, None)
             while len(self._loaded) >= _LOADED_KEEP:  # loaded, never resumed: drop the oldest
-                del self._loaded[next(iter(self._loaded))]
+                stale = next(iter(self._loaded))
+                del self._loaded[stale]
+                if not any(s.id == stale for s in tuple(self._live)):
+                    lock = self._locks.pop(stale, None)
+                    if lock is not None:
+                        lock.release()
             self._loaded[session_id] = _Loaded(path, size, prepared.scanned.compression, events)
         return LoadedSession(prepared.header, events)
 

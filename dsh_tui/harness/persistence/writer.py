@@ -18,7 +18,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +69,9 @@ class SessionWriter:
         self._tail_dirty = False
         self._dirs_to_sync: list[Path] = []
         self._fd_lock = threading.Lock()  # an fsync in a worker thread vs close()
+        # Called with the session directory just before the log is first created
+        # (the persistence takes the session's lock there); raises OSError to refuse.
+        self.before_create: Callable[[Path], None] | None = None
 
     # -- capturing events -----------------------------------------------------------------------
 
@@ -130,6 +133,8 @@ class SessionWriter:
             head = encode_frame(head)
         session_dir = self.path.parent
         created = make_private_dirs(session_dir)
+        if self.before_create is not None:
+            self.before_create(session_dir)
         publish_new_file(self.path, head + batch)
         # The new name (and new directories) become durable with the next sync,
         # inside the same batching window as the bytes themselves.
