@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, overload
 
+from .eventlog import EventLog
 from .jsonvalue import MAX_SAFE_INTEGER, NotJsonError, json_equal, snapshot_json, thaw_json
 
 if TYPE_CHECKING:
@@ -37,10 +38,53 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+PACK_SEQS_FROM = 8
+"""Shorter `sourceEventSeqs` lists are kept as they are."""
+
+
+def pack_seqs(seqs: list[int] | None) -> Any:
+    """A compact form of a long seq list: a `range` per run of consecutive seqs.
+
+    An assistant message cites every chunk of its step, so its list is as long as
+    the step; as ints in a list that is ~36 bytes a chunk, kept for the life of the
+    session. Consecutive seqs (the usual case) pack into one range.
+    """
+    if seqs is None or type(seqs) is not list or len(seqs) < PACK_SEQS_FROM:
+        return seqs
+    if any(type(seq) is not int for seq in seqs):
+        return seqs  # not plain ints: keep the list exactly as given
+    runs: list[range] = []
+    start = previous = seqs[0]
+    for seq in itertools.islice(seqs, 1, None):
+        if seq != previous + 1:
+            runs.append(range(start, previous + 1))
+            start = seq
+        previous = seq
+    runs.append(range(start, previous + 1))
+    if len(runs) * 4 > len(seqs):
+        return seqs  # scattered seqs: the list is the compact form
+    return _SeqRuns(runs)
+
+
+class _SeqRuns(tuple):  # type: ignore[type-arg]
+    """The packed form of a seq list: its runs of consecutive seqs as ranges."""
+
+    __slots__ = ()
+
+
+def unpack_seqs(packed: Any) -> list[int] | None:
+    if type(packed) is _SeqRuns:
+        out: list[int] = []
+        for run in packed:
+            out.extend(run)
+        return out
+    return packed
+
+
 class SessionEvent:
     """One immutable log record. `data` is plain JSON, read-only by convention."""
 
-    __slots__ = ("data", "ignorable", "seq", "source_event_seqs", "surface_op", "time", "type")
+    __slots__ = ("_seqs", "data", "ignorable", "seq", "surface_op", "time", "type")
 
     def __init__(self, type: str, seq: int, time: int, data: Any,
                  surface_op: Any = None, source_event_seqs: list[int] | None = None,
@@ -50,18 +94,23 @@ class SessionEvent:
         object.__setattr__(self, "time", time)
         object.__setattr__(self, "data", data)
         object.__setattr__(self, "surface_op", surface_op)
-        object.__setattr__(self, "source_event_seqs", source_event_seqs)
+        object.__setattr__(self, "_seqs", pack_seqs(source_event_seqs))
         object.__setattr__(self, "ignorable", ignorable)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("session events are immutable")
 
+    @property
+    def source_event_seqs(self) -> list[int] | None:
+        """The seqs this surface event cites (a fresh list when stored packed)."""
+        return unpack_seqs(self._seqs)
+
     def to_json(self) -> dict[str, Any]:
         """The durable envelope, upstream key order; optional keys absent."""
         out: dict[str, Any] = {"type": self.type, "seq": self.seq, "time": self.time,
                                "data": self.data}
-        if self.source_event_seqs is not None:
-            out["sourceEventSeqs"] = self.source_event_seqs
+        if self._seqs is not None:
+            out["sourceEventSeqs"] = unpack_seqs(self._seqs)
         if self.surface_op is not None:
             out["surfaceOp"] = self.surface_op
         if self.ignorable:
@@ -89,11 +138,16 @@ class SessionEvent:
 
 
 class EventsView(Sequence[SessionEvent]):
-    """An immutable snapshot of the log's first `n` events; it never grows."""
+    """An immutable snapshot of the log's first `n` events; it never grows.
+
+    Taking one is O(1). Reading a seq whose stream chunks were packed after their
+    step ended decodes that run (see `eventlog.py`); the events read back are equal
+    to the ones appended, not the same objects.
+    """
 
     __slots__ = ("_log", "_n")
 
-    def __init__(self, log: list[SessionEvent], n: int) -> None:
+    def __init__(self, log: EventLog, n: int) -> None:
         self._log = log
         self._n = n
 
@@ -109,7 +163,9 @@ class EventsView(Sequence[SessionEvent]):
     def __getitem__(self, index: int | slice) -> Any:
         if isinstance(index, slice):
             start, stop, step = index.indices(self._n)
-            return tuple(self._log[start:stop:step])
+            if step == 1:
+                return tuple(self._log.iter(start, stop))
+            return tuple(self._log[i] for i in range(start, stop, step))
         if index < 0:
             index += self._n
         if not 0 <= index < self._n:
@@ -117,10 +173,10 @@ class EventsView(Sequence[SessionEvent]):
         return self._log[index]
 
     def __iter__(self) -> Iterator[SessionEvent]:
-        return itertools.islice(self._log, self._n)
+        return self._log.iter(0, self._n)
 
     def __reversed__(self) -> Iterator[SessionEvent]:
-        return (self._log[i] for i in range(self._n - 1, -1, -1))
+        return self._log.riter(self._n)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Sequence) and not isinstance(other, str):
@@ -149,7 +205,7 @@ class _Surface:
         self.nodes: list[int] = []
         self.generation = 0
 
-    def plan(self, event: SessionEvent, log: list[SessionEvent]) -> tuple[str, Any] | None:
+    def plan(self, event: SessionEvent, log: Any) -> tuple[str, Any] | None:
         op = event.surface_op
         seqs = event.source_event_seqs
         if event.type not in SURFACE_TYPES:
@@ -357,14 +413,27 @@ def make_header(session_id: str, meta: Mapping[str, Any] | None = None) -> dict[
 # ---- the session ----------------------------------------------------------------------------
 
 
+_COMPACT_AFTER = frozenset({"step/end", "turn/end"})
+"""After these no chunk run of the log is still growing: its chunks can be packed."""
+
+
 class Session:
-    """An append-only log plus its header; attach to a SessionStore to publish appends."""
+    """An append-only log plus its header; attach to a SessionStore to publish appends.
+
+    A finished step's stream chunks are packed in memory (`eventlog.py`) when the
+    step or turn ends, so a long-running session costs memory for its messages,
+    not for every token it streamed. A seed (a resumed log) is packed the same way,
+    a budget of events per step end.
+    """
+
+    compact_chunks = True
+    """Class-wide switch; benchmarks turn it off to measure the unpacked baseline."""
 
     def __init__(self, session_id: str, seed: Sequence[Any] | None = None,
                  header: Mapping[str, Any] | None = None, *, restore: bool = False) -> None:
         if not isinstance(session_id, str) or not session_id:
             raise SessionError("a session id must be a non-empty string")
-        self._log: list[SessionEvent] = []
+        self._log = EventLog(SessionEvent)
         self._surface = _Surface()
         self._view: EventsView | None = None
         self._entry: SessionEntry | None = None
@@ -383,7 +452,8 @@ class Session:
             for index, source in enumerate(seed):
                 self._accept_seed(source, index, restore)
         self.first_live_seq = len(self._log)
-        if seed is not None and (not self._log or self._log[-1].type != "session/end-seed"):
+        if seed is not None and (not self._log or
+                                 self._log[len(self._log) - 1].type != "session/end-seed"):
             self.append("session/end-seed", {})
 
     def _accept_seed(self, source: Any, index: int, restore: bool) -> None:
@@ -448,7 +518,7 @@ class Session:
     def request_header(self) -> Any:
         """The canonical request header in force (the latest `request/header`), or None."""
         seen, state = self._header_fold
-        for event in itertools.islice(self._log, seen, None):
+        for event in self._log.iter(seen, len(self._log)):
             if event.type == "request/header" and isinstance(event.data, Mapping):
                 state = canonical_header(event.data.get("header") or {})
         self._header_fold = (len(self._log), state)
@@ -456,7 +526,7 @@ class Session:
 
     def request_context(self) -> Any:
         seen, state = self._context_fold
-        for event in itertools.islice(self._log, seen, None):
+        for event in self._log.iter(seen, len(self._log)):
             if event.type == "request/context":
                 state = event.data
         self._context_fold = (len(self._log), state)
@@ -464,7 +534,7 @@ class Session:
 
     def last_turn(self) -> int:
         """The turn number of the last `turn/start` in the whole log (0 if none)."""
-        for event in reversed(self._log):
+        for event in self._log.riter(len(self._log)):
             if event.type == "turn/start" and isinstance(event.data, Mapping):
                 turn = event.data.get("turn")
                 if type(turn) is int:
@@ -520,6 +590,8 @@ class Session:
         self._log.append(event)
         self._surface.apply(event, plan)
         self._view = None
+        if event.type in _COMPACT_AFTER and Session.compact_chunks:
+            self._log.compact()
 
     def __repr__(self) -> str:
         return f"Session({self.id!r}, events={len(self._log)})"

@@ -1,0 +1,168 @@
+"""Packed stream chunks (issue 14): a finished step's chunks stop being live objects, and
+`session.events` reads exactly as before: contiguous seqs, equal events, cheap views."""
+
+from __future__ import annotations
+
+import gc
+import json
+import tracemalloc
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dsh_tui.harness import Session
+from dsh_tui.harness.eventlog import MIN_RUN, EventLog, forget_decoded
+from dsh_tui.harness.session import SessionEvent
+
+
+def _step(session: Session, turn: int, step: int, chunks: int, *, interleave: int = 0) -> None:
+    """One streamed step as the loop logs it: chunks, the assembled message, step/end."""
+    session.append("step/start", {"turn": turn, "step": step})
+    seqs = []
+    session_text = []
+    for i in range(chunks):
+        piece = f" w{i}é"
+        seqs.append(session.append("assistant/chunk", {"turn": turn, "step": step, "chunk": {
+            "type": "text-delta", "index": 0, "text": piece}}).seq)
+        session_text.append(piece)
+        if interleave and i % interleave == interleave - 1:
+            session.append("agent/inbox/spliced", {"target": "next-turn", "start": 0,
+                                                   "inserted": [{
+                "id": f"q{turn}.{step}.{i}", "role": "user", "source": {"kind": "user"},
+                "content": [{"type": "text", "text": f"q{i}"}]}]})
+    message = {"id": f"a{turn}.{step}", "role": "assistant",
+               "source": {"kind": "model", "provider": "p", "model": "m"},
+               "content": [{"type": "text", "text": "".join(session_text)}]}
+    session.append("assistant/message", {"turn": turn, "step": step, "message": message},
+                   surface_op="append", source_event_seqs=seqs)
+    session.append("step/end", {"turn": turn, "step": step})
+
+
+def _long_session(steps: int = 6, chunks: int = 300, interleave: int = 0) -> Session:
+    session = Session("packed")
+    session.append("turn/start", {"turn": 1})
+    for step in range(1, steps + 1):
+        _step(session, 1, step, chunks, interleave=interleave)
+    session.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+    return session
+
+
+def _records(session: Session) -> list[dict]:
+    return [json.loads(json.dumps(e.to_json())) for e in session.events]
+
+
+def test_rule_finished_chunks_are_packed_and_read_back_equal():
+    """Appended events, written out before and after packing, are the same records; seqs stay
+    contiguous; indexing, negative indexes, slices, reversed and a held view all agree."""
+    Session.compact_chunks = False
+    try:
+        plain = _long_session(interleave=37)
+    finally:
+        Session.compact_chunks = True
+    packed = _long_session(interleave=37)
+    assert packed._log.packed_runs > 0 and plain._log.packed_runs == 0
+    expected = _records(plain)
+    for record in expected:  # times differ between the two runs; compare everything else
+        record["time"] = 0
+    got = _records(packed)
+    for record in got:
+        record["time"] = 0
+    assert got == expected
+    events = packed.events
+    assert [e.seq for e in events] == list(range(len(events)))
+    assert [e.seq for e in reversed(events)] == list(range(len(events) - 1, -1, -1))
+    assert [events[i].seq for i in range(len(events))] == list(range(len(events)))
+    assert events[-1].type == "turn/end" and events[-len(events)].seq == 0
+    middle = events[100:900]
+    assert [e.seq for e in middle] == list(range(100, 900))
+    assert [e.seq for e in events[5:900:7]] == list(range(5, 900, 7))
+    assert events == list(events)  # equality against a plain list of the same events
+    assert packed.derive_messages() == plain.derive_messages()
+
+
+def test_rule_packed_chunks_keep_their_times_and_messages_their_sources():
+    """A packed chunk reads back with its own time; the assistant message still cites every
+    chunk seq, as one list, in order."""
+    session = _long_session(steps=1, chunks=200)
+    live = [e for e in session.events if e.type == "assistant/chunk"]
+    assert session._log.packed_runs == 1
+    message = next(e for e in session.events if e.type == "assistant/message")
+    assert message.source_event_seqs == [e.seq for e in live]
+    assert message.to_json()["sourceEventSeqs"] == [e.seq for e in live]
+    assert all(isinstance(e.time, int) for e in live)
+    assert all(isinstance(e, SessionEvent) for e in live)
+
+
+def test_rule_an_open_step_is_not_packed_and_short_runs_stay_live():
+    """Chunks of a step that has not ended stay live objects (the same objects the append
+    returned), and runs shorter than MIN_RUN are never packed."""
+    session = Session("open")
+    session.append("turn/start", {"turn": 1})
+    _step(session, 1, 1, MIN_RUN - 1)
+    assert session._log.packed_runs == 0
+    session.append("step/start", {"turn": 1, "step": 2})
+    appended = [session.append("assistant/chunk", {"turn": 1, "step": 2, "chunk": {
+        "type": "text-delta", "index": 0, "text": str(i)}}) for i in range(100)]
+    assert session._log.packed_runs == 0
+    assert all(session.events[e.seq] is e for e in appended)
+
+
+def test_rule_retained_memory_per_finished_chunk_is_small():
+    """What a finished chunk still costs on the heap: the bytes its step leaves behind after
+    packing, per chunk, are a small fraction of what the same chunks cost unpacked."""
+    def retained(compact: bool) -> float:
+        Session.compact_chunks = compact
+        try:
+            gc.collect()
+            forget_decoded()
+            tracemalloc.start()
+            try:
+                before = tracemalloc.get_traced_memory()[0]
+                session = _long_session(steps=10, chunks=500)
+                forget_decoded()
+                gc.collect()
+                after = tracemalloc.get_traced_memory()[0]
+            finally:
+                tracemalloc.stop()
+            return (after - before) / session.seq
+        finally:
+            Session.compact_chunks = True
+
+    unpacked = retained(False)
+    packed = retained(True)
+    assert packed < 64, packed
+    assert packed * 5 < unpacked, (packed, unpacked)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.tuples(st.just("chunks"), st.integers(0, 60)),
+                          st.tuples(st.just("other"), st.integers(1, 3)),
+                          st.tuples(st.just("compact"), st.integers(1, 200))), max_size=25))
+def test_property_event_log_reads_like_a_list(operations):
+    """Whatever mix of appends and packing, the log reads exactly like a plain list."""
+    model: list[SessionEvent] = []
+    log = EventLog(SessionEvent)
+
+    def add(kind: str, data: dict) -> None:
+        event = SessionEvent(kind, len(model), 1000 + len(model) * 3, data)
+        model.append(event)
+        log.append(event)
+
+    for op, n in operations:
+        if op == "chunks":
+            for i in range(n):
+                add("assistant/chunk", {"chunk": {"type": "text-delta", "text": f"t{i}"}})
+        elif op == "other":
+            for _ in range(n):
+                add("step/end", {"turn": 1})
+        else:
+            log.compact(budget=n)
+        assert len(log) == len(model)
+    log.compact()
+    want = [e.to_json() for e in model]
+    assert [e.to_json() for e in log.iter(0, len(log))] == want
+    assert [e.to_json() for e in log.riter(len(log))] == want[::-1]
+    assert [log[i].to_json() for i in range(len(log))] == want
+    for start in range(0, len(model), 7):
+        assert [e.seq for e in log.iter(start, start + 11)] == \
+            list(range(start, min(len(model), start + 11)))
