@@ -13,9 +13,10 @@ coalescing can be tested without a terminal.
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +26,10 @@ FLUSH_INTERVAL = 1 / 60
 """The shortest time between two flushes: the ~60 repaints a second ceiling."""
 
 LOG_LIMIT = 50_000
+CHUNK_LOG_LIMIT = 5_000
+"""Stream chunks the event log remembers: as many as it shows (MAX_LINES). Chunks are
+most events; with them in the main ring it would hold 50,000 of them, which is the
+one thing in the app that grew with every chunk, and push out everything else."""
 DISCARD_TTL = 8.0
 CLAIM_TTL = 2.5
 
@@ -33,7 +38,12 @@ Scheduler = Callable[[float, Callable[[], Any]], Any]
 
 @dataclass(slots=True, eq=False)
 class LogEntry:
-    """One line of the event log: a durable session event or a live notification."""
+    """One line of the event log: a durable session event or a live notification.
+
+    A durable stream chunk keeps its session, not the event: the log holds up to
+    LOG_LIMIT entries, and chunk events are packed once their step ends (most of a
+    long log's memory), so the line reads its chunk back only when it is shown.
+    """
 
     serial: int
     agent_id: str
@@ -41,6 +51,21 @@ class LogEntry:
     type: str
     seq: int | None
     data: Any
+
+    @property
+    def event(self) -> Any:
+        """The durable event of this line (None for a notification or a lost session)."""
+        if not self.durable:
+            return None
+        data = self.data
+        if data is None or hasattr(data, "type"):
+            return data
+        events = getattr(data, "events", None)
+        seq = self.seq
+        if events is None or seq is None or not 0 <= seq < len(events):
+            return None
+        event = events[seq]
+        return event if event.seq == seq else None
 
 
 @dataclass(slots=True)
@@ -68,6 +93,7 @@ class Bridge:
         is the one-render-per-chunk baseline `benchmarks/bench_stream.py` compares with."""
         self.views: dict[str, AgentView] = {}
         self.log: deque[LogEntry] = deque(maxlen=LOG_LIMIT)
+        self.chunk_log: deque[LogEntry] = deque(maxlen=CHUNK_LOG_LIMIT)
         self.log_serial = 0
         self.flush_count = 0
         self.on_flush: Callable[[FlushBatch], Any] | None = None
@@ -180,6 +206,15 @@ class Bridge:
         self.log_serial += 1
         self.log.append(LogEntry(self.log_serial, agent_id, durable, kind, seq, data))
 
+    def _log_durable(self, agent_id: str, session: Any, event: Any) -> None:
+        """One durable line (the serial is already taken); chunks go to their own ring."""
+        if event.type == "assistant/chunk":
+            self.chunk_log.append(LogEntry(self.log_serial, agent_id, True, event.type,
+                                           event.seq, session))
+        else:
+            self.log.append(LogEntry(self.log_serial, agent_id, True, event.type, event.seq,
+                                     event))
+
     def _on_created(self, payload: Mapping[str, Any]) -> None:
         agent = payload["agent"]
         self._adopt(agent)
@@ -262,8 +297,7 @@ class Bridge:
             self._inboxes.add(view.id)
         if view.logged == event.seq:  # logged now, so it sits in order among notifications
             self.log_serial += 1
-            self.log.append(LogEntry(self.log_serial, view.id, True, event.type, event.seq,
-                                     event))
+            self._log_durable(view.id, session, event)
             view.logged = event.seq + 1
         self._sessions.add(view.id)
         self._schedule()
@@ -297,8 +331,7 @@ class Bridge:
                     if index < view.logged:
                         continue  # the listener logged it as it happened
                     self.log_serial += 1
-                    self.log.append(LogEntry(self.log_serial, agent_id, True, event.type,
-                                             event.seq, event))
+                    self._log_durable(agent_id, view.agent.session, event)
                 view.logged = max(view.logged, view.applied)
                 if view.transcript.title != title:
                     batch.agents.add(agent_id)
@@ -341,8 +374,16 @@ class Bridge:
 
     def entries_since(self, serial: int) -> list[LogEntry]:
         """Log entries with a serial above `serial` (the event log's incremental feed)."""
-        if not self.log or serial >= self.log[-1].serial:
-            return []
-        first = self.log[0].serial
-        start = max(0, serial - first + 1)
-        return [self.log[i] for i in range(start, len(self.log))]
+        fresh: list[LogEntry] = []
+        for ring in (self.log, self.chunk_log):
+            for entry in reversed(ring):
+                if entry.serial <= serial:
+                    break
+                fresh.append(entry)
+        fresh.sort(key=lambda entry: entry.serial)
+        return fresh
+
+    def entries_newest_first(self) -> Iterator[LogEntry]:
+        """Every remembered entry, newest first (both rings merged by serial)."""
+        return heapq.merge(reversed(self.log), reversed(self.chunk_log),
+                           key=lambda entry: -entry.serial)

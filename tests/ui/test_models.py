@@ -191,6 +191,38 @@ async def test_bridge_coalesces_a_stream_into_few_flushes() -> None:
     bridge.stop()
 
 
+async def test_bridge_event_log_keeps_few_chunks_and_reads_packed_ones_back() -> None:
+    """Stream chunks go to the event log's own small ring (they are most events and would
+    push everything else out); a chunk line keeps its session, not the event, and reads its
+    chunk back from the packed log when shown; both rings merge in serial order."""
+    from dsh_tui.ui.bridge import CHUNK_LOG_LIMIT
+    from dsh_tui.ui.widgets.event_log import summarize
+
+    ctx, _ = world([text("y" * (CHUNK_LOG_LIMIT + 500))])
+    bridge = Bridge(ctx, lambda delay, callback: None)
+    bridge.start()
+    handle = await ctx.agents.create(CreateAgentOptions(
+        session_id="a", agent_options=AgentOptions(provider="mock", model="mock")))
+    handle.agent.followup(msg("go", "m1"))
+    await handle.agent.when_idle()
+    bridge.flush()
+    session = handle.agent.session
+    assert session._log.packed_runs >= 1  # the step ended: its chunks are packed
+    assert all(entry.type != "assistant/chunk" for entry in bridge.log)
+    assert len(bridge.chunk_log) == CHUNK_LOG_LIMIT
+    assert [e.type for e in bridge.log if e.durable][-1] == "turn/end"
+    newest = list(bridge.entries_newest_first())
+    assert [e.serial for e in newest] == sorted((e.serial for e in newest), reverse=True)
+    since = bridge.entries_since(newest[40].serial)
+    assert [e.serial for e in since] == [e.serial for e in reversed(newest[:40])]
+    chunk = bridge.chunk_log[-1]
+    assert chunk.data is session and chunk.event == session.events[chunk.seq]
+    delta = next(e for e in reversed(bridge.chunk_log)
+                 if e.event.data["chunk"]["type"] == "text-delta")
+    assert summarize(delta) == 'text-delta "y"'
+    bridge.stop()
+
+
 def test_bridge_flush_interval_paces_flushes_and_zero_turns_coalescing_off() -> None:
     """The next flush waits out `flush_interval` after the previous one; 0 means at once."""
     ctx, _ = world([])

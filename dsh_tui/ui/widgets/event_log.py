@@ -45,7 +45,9 @@ def matches(entry_type: str, words: list[str], agent_id: str = "") -> bool:
 def summarize(entry: LogEntry) -> str:
     data = entry.data
     if entry.durable:
-        event = data
+        event = entry.event
+        if event is None:
+            return ""
         payload = event.data
         if entry.type == "assistant/chunk" and isinstance(payload, dict):
             chunk = payload.get("chunk") or {}
@@ -119,7 +121,7 @@ class EventLog(Vertical):
         log = self.log_widget
         log.clear()
         picked: list[LogEntry] = []
-        for entry in reversed(self.bridge.log):
+        for entry in self.bridge.entries_newest_first():
             if self._wanted(entry):
                 picked.append(entry)
                 if len(picked) >= MAX_LINES:
