@@ -130,13 +130,37 @@ def test_a_seq_gap_before_a_committed_turn_end_is_corruption(tmp_path: Path) -> 
         JsonlPersistence(tmp_path).load("s")
 
 
-def test_defects_after_the_last_turn_end_are_a_torn_tail(tmp_path: Path) -> None:
-    records: list[Any] = [*balanced(), ev(6, "turn/start", {"turn": 2}), "not json",
-                          ev(9, "step/start", {"turn": 2, "step": 1})]
+def _queued(seq: int, message_id: str) -> dict[str, Any]:
+    return ev(seq, "agent/inbox/spliced", {"target": "next-turn", "start": 0, "inserted": [
+        {"id": message_id, "role": "user", "source": {"kind": "user"},
+         "content": [{"type": "text", "text": message_id}]}]})
+
+
+@pytest.mark.parametrize("bad", ["not json", dumps_compact(ev(9, "session/title", {"t": 1})),
+                                 '{"type":"agent/inbox/spliced","seq":6,'])
+def test_damage_after_the_last_turn_end_is_refused_not_cut(tmp_path: Path, bad: str) -> None:
+    """A complete bad line cannot come from a crash; the valid inbox records after it stay."""
+    records: list[Any] = [*balanced(), bad, _queued(6, "kept-a"), _queued(7, "kept-b")]
     path = store(tmp_path, records)
+    before = path.read_bytes()
+    with pytest.raises(SessionLogCorruptError) as caught:
+        JsonlPersistence(tmp_path).load("s")
+    message = str(caught.value)
+    assert len(message.splitlines()) == 1
+    assert str(path) in message and "line 8" in message and f"dsh-tui view {path}" in message
+    assert path.read_bytes() == before  # nothing deleted, nothing appended
+    # The viewer still shows every valid record, the pending messages included.
+    _, events = read_session_log(path)
+    assert [e.data["inserted"][0]["id"] for e in events
+            if e.type == "agent/inbox/spliced"] == ["kept-a", "kept-b"]
+
+
+def test_only_a_torn_final_line_is_trimmed(tmp_path: Path) -> None:
+    records: list[Any] = [*balanced(), _queued(6, "kept")]
+    path = store(tmp_path, records, tail=b'{"type":"agent/inbox/spl')
     _, events = JsonlPersistence(tmp_path).load("s")
-    assert [e["type"] for e in events[6:]] == ["turn/start", "turn/end"]
-    assert "not json" not in path.read_text()
+    assert events == records
+    assert path.read_bytes().endswith(b"}]}}\n")
 
 
 def test_unknown_types_need_the_ignorable_marker(tmp_path: Path) -> None:

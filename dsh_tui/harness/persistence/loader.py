@@ -84,7 +84,8 @@ def check_events(scanned: ScannedLog, session_id: str) -> list[dict[str, Any]]:
                 validate_envelope(event, index)
             except SessionError as error:
                 raise SessionLogCorruptError(
-                    f"{where}: line {scanned.event_lines[index]}: {error}") from None
+                    f"{where}: line {scanned.event_lines[index]}: {error}; nothing was changed "
+                    f"(dsh-tui view {where} shows everything it can read)") from None
         if event["type"] not in known and event.get("ignorable") is not True:
             raise SessionFormatUnsupportedError(
                 f'{where}: line {scanned.event_lines[index]}: session "{session_id}" contains '

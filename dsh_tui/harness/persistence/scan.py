@@ -2,10 +2,12 @@
 
 A writer appends whole newline-terminated lines, so after a crash only the
 last line can be incomplete; whatever follows the last newline is a torn tail,
-never data. A line that does not parse, or whose seq does not continue the
-prefix, is also a torn tail *unless* a later line commits a `turn/end`: a
-defect in front of a completed turn cannot be explained by a crash, so the log
-is corrupt and loading stops with the file and line named.
+never data, and the repair cuts it off. Every complete line must be a record
+that continues the prefix: a complete line that does not parse, or whose seq
+does not follow, cannot be made by a crash, so it is damage and loading stops
+with the file and line named (and nothing changed). Damage is never repaired
+by cutting the valid records that follow it away; `dsh-tui view` still shows
+everything such a log holds.
 
 For zstd artifacts the same rules run over the decompressed frames; only the
 final frame can be torn, and its complete lines are recovered so the repair
@@ -86,6 +88,13 @@ def parse_line(line: bytes) -> Any:
     return value
 
 
+def damaged(where: str, line_no: int, what: str, detail: str = "") -> SessionLogCorruptError:
+    """The one-line refusal for damage: file, line, and where to look instead."""
+    return SessionLogCorruptError(
+        f"{where}: corrupt session log: {what} at line {line_no}{detail}; nothing was changed "
+        f"(dsh-tui view {where} shows everything it can read)")
+
+
 class PrefixScanner:
     """Consumes logical text after the header and keeps the contiguous committed prefix."""
 
@@ -97,10 +106,14 @@ class PrefixScanner:
         self.committed = header_bytes
         self._fragment = b""
         self._line = 1
-        self._issue: SessionLogCorruptError | None = None
 
     def feed(self, chunk: bytes) -> None:
-        """Consume bytes that directly follow everything fed so far."""
+        """Consume bytes that directly follow everything fed so far.
+
+        Raises `SessionLogCorruptError` at the first complete line that is not
+        the next record; an incomplete last line stays unconsumed (`committed`
+        stops before it).
+        """
         offset = self.input_bytes - len(self._fragment)
         self.input_bytes += len(chunk)
         if self._fragment:
@@ -118,16 +131,7 @@ class PrefixScanner:
                 decoded = expand_row(value) if type(value) is dict and \
                     value.get("type") in ROW_TYPES else None
             except (ValueError, RecursionError, MalformedRowError):
-                if self._issue is None:
-                    self._issue = SessionLogCorruptError(
-                        f"{self.where}: corrupt session log: unparsable committed event at line "
-                        f"{line_no}")
-                continue
-            if self._issue is not None:
-                if _ends_turn(value, decoded):
-                    self._line = line_no
-                    raise self._issue
-                continue
+                raise damaged(self.where, line_no, "unparsable committed event") from None
             if decoded is None:
                 if type(value) is dict and value.get("seq") == len(events):
                     events.append(value)
@@ -135,29 +139,15 @@ class PrefixScanner:
                     self.committed = offset
                     continue
                 got = value.get("seq") if type(value) is dict else None
-                self._gap(line_no, len(events), got, value, decoded)
-                continue
+                raise damaged(self.where, line_no, "seq gap in committed region",
+                              f" (expected {len(events)}, got {got})")
             if value["seq0"] != len(events):  # members are contiguous from seq0 by construction
-                self._gap(line_no, len(events), value["seq0"], value, decoded)
-                continue
+                raise damaged(self.where, line_no, "seq gap in committed region",
+                              f" (expected {len(events)}, got {value['seq0']})")
             events.extend(decoded)
             lines.extend([line_no] * len(decoded))
             self.committed = offset
         self._line = line_no
-
-    def _gap(self, line_no: int, expected: int, got: Any, value: Any,
-             decoded: list[Any] | None) -> None:
-        self._issue = SessionLogCorruptError(
-            f"{self.where}: corrupt session log: seq gap in committed region at line {line_no} "
-            f"(expected {expected}, got {got})")
-        if _ends_turn(value, decoded):
-            raise self._issue
-
-
-def _ends_turn(value: Any, decoded: list[Any] | None) -> bool:
-    if decoded is not None:
-        return False  # a packed row only ever holds assistant/chunk events
-    return type(value) is dict and value.get("type") == "turn/end"
 
 
 def _header_record(line: bytes, where: str) -> dict[str, Any]:
