@@ -159,21 +159,48 @@ class Inbox:
         self._mutate("next-turn", 0, len(self._lists["next-turn"]), [], True)
 
     def move(self, message_id: str, target: InboxTarget, index: int) -> bool:
-        """Move a pending item (same id) to `index` of `target`: a remove then an insert.
+        """Move a pending item (same id) to `index` of `target` (as if removed, then inserted).
 
-        Two durable splices, because the log has no move record; between them
-        the item is briefly not pending, which only a synchronous observer sees.
+        Within one lane this is one durable splice that rewrites the range
+        between the old and the new place. Between lanes it is a removal and an
+        insertion, both without `outcome` (nothing is discarded); a crash
+        between the two leaves a removal that the loader's repair puts back
+        (`persistence.requeue`), so no cut of the log loses the item. Notifies
+        `inserted(message)` once; never `discarded`.
         """
         target = _check_target(target)
         found = self.locate(message_id)
         if found is None:
             return False
-        message = self._lists[found[0]][found[1]]
-        if found[0] == target and found[1] == index:
-            return True
-        self._mutate(found[0], found[1], 1, [], True)
-        self._mutate(target, index, 0, [message], True)
+        source, position = found
+        message = self._lists[source][position]
+        if source == target:
+            items = self._lists[target]
+            final = _normalise_index(index, len(items) - 1)
+            if final == position:
+                return True
+            low, high = min(position, final), max(position, final)
+            span = items[low:high + 1]
+            moved = [*span[1:], message] if final > position else [message, *span[:-1]]
+            self._record(target, low, len(span), moved)
+        else:
+            self._record(source, position, 1, [])
+            destination = self._lists[target]
+            self._record(target, _normalise_index(index, len(destination)), 0, [message])
+        self.notifications.inserted(message)
         return True
+
+    def _record(self, target: InboxTarget, start: int, removed: int,
+                inserted: list[UserMessage]) -> None:
+        """One splice without outcome and without notifications (a move's parts)."""
+        self._validate(target, start, removed, inserted)
+        record: dict[str, Any] = {"target": target, "start": start}
+        if removed:
+            record["removedCount"] = removed
+        record["inserted"] = inserted
+        event = self.session.append("agent/inbox/spliced", record)
+        self._apply(target, start, removed,
+                    [UserMessage.from_json(m) for m in event.data["inserted"]])
 
     def claim(self, target: InboxTarget, turn: int) -> list[UserMessage]:
         """Loop-internal: take all of `next-step` (+ the first prompt for a turn start)."""

@@ -47,16 +47,21 @@ def test_sigkill_mid_stream_loses_no_accepted_message(tmp_path: Path) -> None:
     assert set(accepted) <= spliced
     assert len(accepted) >= 25
 
-    closers = events[-3:]
-    assert [event["type"] for event in closers] == ["tool/result", "step/end", "turn/end"]
+    # The open turn is closed, then the prompt it claimed but never recorded as a
+    # user/message is put back at the head of its lane with one ordinary splice.
+    closers = events[-4:]
+    assert [event["type"] for event in closers] == ["tool/result", "step/end", "turn/end",
+                                                    "agent/inbox/spliced"]
     assert closers[0]["data"]["error"]["code"] == TOOL_OUTCOME_UNKNOWN
     assert closers[2]["data"] == {"turn": 1, "reason": {"kind": "interrupted"}}
+    assert closers[3]["data"]["target"] == "next-turn" and closers[3]["data"]["start"] == 0
+    assert [m["id"] for m in closers[3]["data"]["inserted"]] == accepted[:1]
 
     session = Session("crash", seed=events, header=header, restore=True)
     pending = Inbox(session)
     steered = {m.id for m in pending.next_step}
-    queued = {m.id for m in pending.next_turn}
+    queued = [m.id for m in pending.next_turn]
     assert set(accepted[5:]) == steered  # every steering message is still pending
-    assert set(accepted[1:5]) == queued  # the first prompt was claimed by turn 1
+    assert queued == accepted[:5]  # the claimed first prompt is back, in its place
     assert json.loads(JsonlPersistence(tmp_path).path_for("crash").read_text()
-                      .splitlines()[-1])["type"] == "turn/end"
+                      .splitlines()[-1])["type"] == "agent/inbox/spliced"

@@ -282,6 +282,20 @@ class JsonlPersistence:
         if lock is not None:
             lock.release()
 
+    def release(self) -> None:
+        """Let go of sessions this object loaded but never made live (their locks too).
+
+        A tool that only loads (a check, an export of a repaired log) calls this when
+        done, so another process can resume those sessions while this one runs on.
+        """
+        live = {session.id for session in tuple(self._live)}
+        with self._loaded_lock:
+            self._loaded.clear()
+            idle = [key for key in self._locks if key not in live]
+            locks = [self._locks.pop(key) for key in idle]
+        for lock in locks:
+            lock.release()
+
     def lock_holder(self, header_or_id: Mapping[str, Any] | str) -> LockInfo | None:
         """Who has this stored session open (this process included), or None; never raises."""
         try:

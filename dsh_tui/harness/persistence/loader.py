@@ -5,9 +5,10 @@ header belongs to the requested id and to this very path, upgrade legacy
 shapes (`legacy`), refuse event types this build does not know unless they are
 marked ignorable, validate every envelope so a bad record is reported with its
 file and line rather than as a seed index, and finally compute the closers for
-a turn a crash left open (`repair`). `commit_repair` then makes the repair
-durable: the torn bytes are cut off and the closers appended, so the repaired
-log is what a second load sees too.
+a turn a crash left open (`repair`) and the inbox splices that put back what
+a crash claimed (or half moved) but never recorded (`requeue`). `commit_repair`
+then makes the repair durable: the torn bytes are cut off and the closers
+appended, so the repaired log is what a second load sees too.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from .fileio import append_durably, truncate_durably
 from .known_types import KNOWN_SESSION_EVENT_TYPES
 from .legacy import upgrade_events
 from .repair import interrupted_turn_closers
+from .requeue import requeue_splices
 from .scan import ScannedLog, scan_artifact
 from .zstd_frames import encode_frame
 
@@ -135,7 +137,13 @@ def _prepare(path: Path, session_id: str,
         raise SessionLogCorruptError(f'{path}: header id "{header["id"]}" and cwd identify '
                                      f'"{expected_dir}", not this file')
     events = check_events(scanned, session_id)
-    return PreparedLog(scanned, header, events, interrupted_turn_closers(events))
+    closers = interrupted_turn_closers(events)
+    if events:
+        closed = [*events, *closers]
+        seed_length = header.get("seedLength")
+        closers += requeue_splices(closed, seed_length if type(seed_length) is int else 0,
+                                   len(closed), closed[-1]["time"])
+    return PreparedLog(scanned, header, events, closers)
 
 
 def encode_records(records: list[Any], compression: str) -> bytes:
