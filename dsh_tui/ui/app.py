@@ -17,11 +17,12 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.command import DiscoveryHit, Hit, Hits, Provider
-from textual.containers import Horizontal
+from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.css.query import NoMatches
 from textual.markup import escape
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Footer
 
 from dsh_tui.harness import UserMessage, user_message
@@ -31,8 +32,15 @@ from .bridge import Bridge, FlushBatch
 from .config import ConfigError, UiConfig, save_setting
 from .gcpacing import GcPacing
 from .keys import ACTIONS, keys_for
-from .models import LANE_TARGET, LANES, AgentView, format_tokens, source_for, with_lane
-from .screens.breakpoint import DISARM, BreakpointScreen
+from .models import (
+    LANE_TARGET,
+    LANES,
+    AgentView,
+    format_tokens,
+    lane_of,
+    source_for,
+    with_lane,
+)
 from .screens.confirm import ConfirmScreen
 from .screens.edit import EditScreen
 from .screens.help import HelpScreen
@@ -41,6 +49,7 @@ from .search import SearchState
 from .strips import install as install_strip_fix
 from .themes import VARIABLE_DEFAULTS, load_themes
 from .widgets.agent_tree import AgentTree
+from .widgets.breakpoint_panel import DISARM, BreakpointPanel
 from .widgets.composer import Composer
 from .widgets.event_log import EventLog
 from .widgets.inbox import InboxView
@@ -50,6 +59,7 @@ from .world import HandleBook, create_agent, resume_tree, spawn_child
 
 READ_ONLY_NOTICE = "Read-only view of a session log: sending and editing are disabled."
 SENDERS = {"follow-up": "followup", "steer": "steer", "inject": "inject"}
+LANE_PHRASE = {"follow-up": "a follow-up", "steer": "a steer", "inject": "injected context"}
 
 
 def set_title(widget: Any, title: str, attr: str = "border_title") -> None:
@@ -99,12 +109,30 @@ class DshApp(App[None]):
     COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {DshCommands}
     ENABLE_COMMAND_PALETTE = True
 
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [
+        (0, "-narrow"), (100, "-medium"), (150, "-wide"), (200, "-huge")]
+    """Width classes on every screen: below 100 columns the side panes become toggles (the
+    transcript gets the width), dialogs fill the width; wider screens get wider panes."""
+    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [(0, "-short"), (30, "-tall")]
+
     CSS = """
     Screen { layout: vertical; }
     #main { height: 1fr; }
+    #center { width: 1fr; }
     #agent-tree { width: 34; border: round $primary 40%; }
-    #transcript { width: 1fr; border: round $primary 40%; }
+    #transcript { height: 1fr; border: round $primary 40%; }
     #inbox { width: 40; border: round $primary 40%; }
+    Screen.-medium #agent-tree { width: 28; }
+    Screen.-medium #inbox { width: 34; }
+    Screen.-huge #agent-tree { width: 40; }
+    Screen.-huge #inbox { width: 56; }
+    Screen.-narrow #agent-tree, Screen.-narrow #inbox { display: none; }
+    App.-show-tree Screen.-narrow #agent-tree { display: block; width: 30; }
+    App.-show-inbox Screen.-narrow #inbox { display: block; width: 40; }
+    App.-hide-tree #agent-tree, App.-hide-inbox #inbox { display: none; }
+    Screen.-short #composer { max-height: 5; }
+    Screen.-short #breakpoint-panel { max-height: 75%; }
+    Screen.-short #bp-batch { max-height: 4; }
     #agent-tree:focus-within, #transcript:focus, #inbox:focus { border: round $primary; }
     #agent-tree, #transcript, #inbox { border-title-color: $text; border-title-style: bold; border-subtitle-color: $warning; }
     #composer { border-title-color: $text-muted; }
@@ -120,6 +148,11 @@ class DshApp(App[None]):
         Binding("f3", "sessions", "Sessions", id="sessions", show=False),
         Binding("f4", "change_theme", "Theme", id="change_theme", show=False),
         Binding("ctrl+f", "search", "Search", id="search", show=False),
+        Binding("ctrl+b", "toggle_agents", "Agents", id="toggle_agents", show=False),
+        Binding("ctrl+o", "toggle_inbox", "Inbox", id="toggle_inbox", show=False),
+        Binding("f9", "zoom_transcript", "Zoom", id="zoom_transcript", show=False),
+        Binding("f8", "breakpoint_continue", "Continue", id="breakpoint_continue",
+                show=False),
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True, show=False),
     ]
 
@@ -139,7 +172,6 @@ class DshApp(App[None]):
         self._edit: tuple[EditScreen, str, str] | None = None
         self.search = SearchState()
         self.breakpoints: Breakpoints | None = None
-        self._pause_screens: dict[int, BreakpointScreen] = {}
         self._children = 0
         self._theme_ready = False
         for theme in load_themes():
@@ -156,7 +188,9 @@ class DshApp(App[None]):
     def compose(self) -> ComposeResult:
         with Horizontal(id="main"):
             yield AgentTree(id="agent-tree")
-            yield Transcript(id="transcript")
+            with Vertical(id="center"):
+                yield Transcript(id="transcript")
+                yield BreakpointPanel(id="breakpoint-panel")
             yield InboxView(id="inbox")
         yield EventLog(self.bridge, id="event-log")
         yield SearchBar(id="search")
@@ -321,6 +355,7 @@ class DshApp(App[None]):
             self.transcript.show(view)
             self.inbox.show(view)
             self.event_log.show_agent(agent_id)
+            self._sync_pause_panel()
             self._update_titles()
         self.tree.select_agent(agent_id)
         if focus_tree:
@@ -342,15 +377,24 @@ class DshApp(App[None]):
         model = view.transcript
         status = getattr(agent, "status", "idle")
         parts = [f"Transcript · {view.name}"]
+        pause = self._paused(view.id)
+        inbox = agent.inbox
         if self.read_only:
             parts.append("read-only")
+        elif pause is not None:
+            parts.append(BreakpointPanel.summary(pause))
         elif status == "running":
             parts.append(f"running · turn {model.turn} step {model.step}")
+        if not self.inbox.display:
+            # The inbox pane is folded away (narrow screen or a toggle): its counts stay in
+            # sight here, and the key that shows it is named.
+            keys = " / ".join(keys_for(self, "toggle_inbox"))
+            parts.append(f"inbox ⚑{len(inbox.next_step)} ↩{len(inbox.next_turn)}"
+                         + (f" ({keys})" if keys else ""))
         tokens = model.input_tokens + model.output_tokens
         if tokens:
             parts.append(f"{format_tokens(tokens)} tokens")
         set_title(self.transcript, " · ".join(parts))
-        inbox = agent.inbox
         set_title(self.inbox, f"Inbox · {view.name} · {len(inbox.next_step)} step · "
                               f"{len(inbox.next_turn)} turn")
         if self.read_only:
@@ -502,7 +546,7 @@ class DshApp(App[None]):
 
         def send(text: str, lane: str) -> None:
             if self._send_text(agent, text, lane):
-                self.say(f"Sent your edited text to {self.display_name(agent.id)} as a new {lane}.")
+                self.say(f"Sent your edited text to {self.display_name(agent.id)} as {LANE_PHRASE[lane]}.")
 
         screen = EditScreen(agent_name=self.display_name(agent.id), message=message, lane=row.lane,
                             on_save=save, on_send=send)
@@ -512,7 +556,7 @@ class DshApp(App[None]):
             self._edit = None
             if result == "saved":
                 self.say("Saved: the queued item keeps its place and id.")
-            self.inbox.focus()
+            (self.inbox if self.inbox.display else self.composer).focus()
 
         self.push_screen(screen, done)
         self._check_edit()
@@ -531,7 +575,48 @@ class DshApp(App[None]):
         elif view.agent.inbox.get(message_id) is None:
             screen.mark_claimed()
 
+    def action_restore_unsent(self) -> None:
+        """Put what ended turns claimed but never sent back at the head of their lanes:
+        the highlighted one's turn when an offered row is highlighted, else all of them."""
+        agent = self._writable_agent()
+        view = self.selected_view
+        if agent is None or view is None:
+            return
+        offered = view.unsent.unsent
+        if not offered:
+            self.say("Nothing to put back: every claimed message reached the model.")
+            return
+        row = self.inbox.highlighted_row()
+        if row is not None and row.kind == "unsent":
+            offered = [u for u in offered if u.turn == row.unsent.turn]
+        restored = 0
+        for target in ("next-step", "next-turn"):
+            batch = [UserMessage.from_json(u.message) for u in offered if u.target == target]
+            if not batch:
+                continue
+            try:
+                agent.inbox.splice(target, 0, 0, batch)
+            except Exception as error:
+                self.say(f"Could not put back {len(batch)} message"
+                         f"{'s' if len(batch) != 1 else ''}: {error}", "warning")
+                continue
+            restored += len(batch)
+        if restored:
+            self.bridge.mark_inbox(agent.id)
+            note = "" if agent.status == "running" else \
+                " The agent is idle: enter on an empty composer delivers them."
+            self.say(f"Put back {restored} message{'s' if restored != 1 else ''} at the head "
+                     f"of {'their lanes' if restored != 1 else 'its lane'}.{note}", timeout=4)
+
     def action_remove_item(self) -> None:
+        row = self.inbox.highlighted_row()
+        view = self.selected_view
+        if row is not None and row.kind == "unsent" and view is not None and not self.read_only:
+            view.unsent.dismiss({row.unsent.id})
+            self.bridge.mark_inbox(view.id)
+            self.say(f"#{row.unsent.id[:6]} is no longer offered back (it was never sent).",
+                     timeout=3)
+            return
         found = self._inbox_item()
         if found is None:
             return
@@ -580,7 +665,7 @@ class DshApp(App[None]):
         note = ""
         if agent.status != "running" and lane != "inject":
             note = " The agent is idle: enter on an empty composer delivers the inbox."
-        self.say(f"#{message.id[:6]} is now a {lane}.{note}", timeout=3)
+        self.say(f"#{message.id[:6]} is now {LANE_PHRASE[lane]}.{note}", timeout=3)
 
     def action_undo_discard(self) -> None:
         agent = self._writable_agent()
@@ -588,6 +673,9 @@ class DshApp(App[None]):
         if agent is None or view is None:
             return
         row = self.inbox.highlighted_row()
+        if row is not None and row.kind == "unsent":
+            self.action_restore_unsent()
+            return
         discarded = [t for t in view.tombstones if t.kind == "discarded"]
         if row is not None and row.tombstone is not None and row.tombstone.kind == "discarded":
             chosen = [row.tombstone]
@@ -677,34 +765,112 @@ class DshApp(App[None]):
         self.tree.refresh_rows(self.bridge.views, {agent.id})
 
     def _on_pause(self, pause: Pause) -> None:
-        """From the agent's pre-step: record nothing more, schedule the dialog."""
+        """From the agent's pre-step: record nothing more, schedule the panel."""
         self.call_later(self._show_pause, pause)
 
     def _on_resume(self, pause: Pause) -> None:
         self.call_later(self._close_pause, pause)
 
+    @property
+    def breakpoint_panel(self) -> BreakpointPanel:
+        return self.query_one("#breakpoint-panel", BreakpointPanel)
+
+    def _paused(self, agent_id: str | None) -> Pause | None:
+        if agent_id is None or self.breakpoints is None:
+            return None
+        pause = self.breakpoints.paused.get(agent_id)
+        return pause if pause is not None and pause.open else None
+
     def _show_pause(self, pause: Pause) -> None:
+        """The agent's own panel shows the pause; any other agent's screen is left alone."""
         if not pause.open or self._closing:
             return
-        screen = BreakpointScreen(pause, self.display_name(pause.agent.id))
-        self._pause_screens[id(pause)] = screen
-
-        def decided(decision: str | None) -> None:
-            self._pause_screens.pop(id(pause), None)
-            if decision == DISARM and self.breakpoints is not None:
-                self.breakpoints.disarm(pause.agent.id)
-                self.tree.refresh_rows(self.bridge.views, {pause.agent.id})
-            pause.resolve(SKIP if decision == SKIP else CONTINUE)
-
-        self.push_screen(screen, decided)
+        agent_id = pause.agent.id
+        self.tree.refresh_rows(self.bridge.views, {agent_id})
+        if agent_id == self.selected_id:
+            self._sync_pause_panel()
+            self._update_titles()
+        else:
+            self.say(f"{self.display_name(agent_id)} is paused at its breakpoint: select it "
+                     "to see and edit the step it will send.", timeout=6)
 
     def _close_pause(self, pause: Pause) -> None:
-        """The pause ended without the dialog (a cancel, a disposal): take the dialog away."""
-        screen = self._pause_screens.pop(id(pause), None)
-        if screen is not None and screen.is_attached:
-            screen.dismiss(CONTINUE)
-            self.say(f"{self.display_name(pause.agent.id)} was stopped while at its breakpoint.",
+        """The pause ended (decided here, or a cancel or a disposal): take the panel away."""
+        agent_id = pause.agent.id
+        try:
+            self.tree.refresh_rows(self.bridge.views, {agent_id})
+            if agent_id == self.selected_id:
+                self._sync_pause_panel()
+                self._update_titles()
+        except NoMatches:
+            return
+        if pause.decided.done() and pause.decided.result() not in (CONTINUE, SKIP) \
+                and not self._closing:
+            self.say(f"{self.display_name(agent_id)} was stopped while at its breakpoint.",
                      "warning")
+
+    def _sync_pause_panel(self) -> None:
+        pause = self._paused(self.selected_id)
+        name = self.display_name(pause.agent.id) if pause is not None else ""
+        self.breakpoint_panel.show(pause, name)
+
+    def on_breakpoint_panel_decided(self, event: BreakpointPanel.Decided) -> None:
+        self._decide(event.pause, event.decision)
+
+    def _decide(self, pause: Pause, decision: str) -> None:
+        if not pause.open:
+            return
+        agent_id = pause.agent.id
+        if decision == DISARM and self.breakpoints is not None:
+            self.breakpoints.disarm(agent_id)
+        pause.resolve(SKIP if decision == SKIP else CONTINUE)
+        name = self.display_name(agent_id)
+        if decision == SKIP:
+            self.say(f"Skipped the step of {name}: the turn ends as blocked; its messages are "
+                     "offered back in the inbox.", timeout=4)
+        elif decision == DISARM:
+            self.say(f"{name} continues; breakpoint removed.", timeout=3)
+        self.tree.refresh_rows(self.bridge.views, {agent_id})
+        if self.focused is not None and self.breakpoint_panel in self.focused.ancestors:
+            self.composer.focus()
+
+    def action_breakpoint_continue(self) -> None:
+        """Continue the selected agent's paused step (never another agent's)."""
+        pause = self._paused(self.selected_id)
+        if pause is None:
+            self.say("The selected agent is not paused at a breakpoint.")
+            return
+        self._decide(pause, CONTINUE)
+
+    def on_breakpoint_panel_edit_requested(self, event: BreakpointPanel.EditRequested) -> None:
+        pause = event.pause
+        message = next((m for m in pause.batch if m.id == event.message_id), None)
+        if message is None or not pause.open:
+            return
+        agent = pause.agent
+
+        def save(text: str) -> bool:
+            if not pause.edit(message.id, text):
+                return False
+            self._sync_pause_panel()
+            return True
+
+        def send(text: str, lane: str) -> None:
+            if self._send_text(agent, text, lane):
+                self.say(f"Sent your edited text to {self.display_name(agent.id)} as {LANE_PHRASE[lane]}.")
+
+        screen = EditScreen(agent_name=self.display_name(agent.id), message=message,
+                            lane=lane_of(message.source, None), on_save=save, on_send=send,
+                            what="Edit the message this step will send")
+        focused = self.focused
+
+        def done(result: str | None) -> None:
+            if result == "saved":
+                self.say("Saved: the step will send your edited text (same id).", timeout=3)
+            if focused is not None and focused.is_attached and focused.display:
+                focused.focus()
+
+        self.push_screen(screen, done)
 
     def action_spawn_child(self) -> None:
         agent = self._writable_agent()
@@ -853,6 +1019,61 @@ class DshApp(App[None]):
     async def action_load_older(self) -> None:
         await self.transcript.action_load_older()
 
+    # -- layout toggles ------------------------------------------------------------------------
+
+    def _toggle_pane(self, name: str, widget: Any) -> None:
+        """Show or hide a side pane; on a narrow screen only one side pane is open at once,
+        so the transcript keeps the rest of the width."""
+        shown = not widget.display
+        self.set_class(shown, f"-show-{name}")
+        self.set_class(not shown, f"-hide-{name}")
+        if shown and self.screen.has_class("-narrow"):
+            other = "inbox" if name == "tree" else "tree"
+            self.remove_class(f"-show-{other}")
+        self.call_after_refresh(self._after_toggle, widget if shown else None)
+
+    def _after_toggle(self, widget: Any) -> None:
+        if widget is not None and widget.display:
+            widget.focus()
+        else:
+            self._keep_focus_visible()
+        self._update_titles()
+
+    def _keep_focus_visible(self) -> None:
+        """Focus never stays in a pane that was folded away: it goes to the composer."""
+        focused = self.focused
+        if focused is None or focused.screen is not self.screen:
+            return
+        if any(not node.display for node in focused.ancestors_with_self
+               if isinstance(node, Widget)):
+            self.composer.focus()
+
+    def action_toggle_agents(self) -> None:
+        self._toggle_pane("tree", self.tree)
+
+    def action_toggle_inbox(self) -> None:
+        self._toggle_pane("inbox", self.inbox)
+
+    def action_zoom_transcript(self) -> None:
+        """Hide both side panes (the transcript takes the width), or bring them back."""
+        zoomed = not self.tree.display and not self.inbox.display
+        for name in ("tree", "inbox"):
+            self.set_class(zoomed, f"-show-{name}")
+            self.set_class(not zoomed, f"-hide-{name}")
+        if zoomed and self.screen.has_class("-narrow"):
+            self.remove_class("-show-tree")  # one side pane at a time on a narrow screen
+        self.call_after_refresh(self._after_toggle, None)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._after_resize)
+
+    def _after_resize(self) -> None:
+        try:
+            self._update_titles()
+            self._keep_focus_visible()
+        except NoMatches:
+            pass
+
     # -- search --------------------------------------------------------------------------------
 
     def action_search(self) -> None:
@@ -884,8 +1105,6 @@ class DshApp(App[None]):
             return
         if self.search.agent_id != view.id:
             self.search = SearchState()
-        self.breakpoints: Breakpoints | None = None
-        self._pause_screens: dict[int, BreakpointScreen] = {}
         self.search.refresh(view.id, view.transcript.items, query)
 
     def _search_step(self, older: bool) -> None:
@@ -898,6 +1117,7 @@ class DshApp(App[None]):
         if index is None:
             self.transcript.mark(None)
             return
+        self.transcript.search_query = self.search.query
         self.transcript.reveal(index)
 
     def action_event_log_scope(self) -> None:

@@ -2,9 +2,11 @@
 
 An armed agent's `agent/pre-step` waterfall (the public hook the driver awaits
 before every step, with the claimed batch in hand) waits for the person: continue
-sends the batch on, skip rejects the step (the turn ends `blocked`, the claimed
-messages go with it, as core.md §6.3 says). A cancel or a disposal while paused
-lets the driver go on to its own abort. The listener awaits a future the UI
+sends the batch on (with the person's edits: the waterfall's `enter` carries the
+messages to record, core.md C-28), skip rejects the step (the turn ends `blocked`,
+the claimed messages go with it, as core.md §6.3 says; the inbox pane then offers
+them back). A cancel or a disposal while paused lets the driver go on to its own
+abort. A pause belongs to its agent: the app shows it in that agent's panel only. The listener awaits a future the UI
 resolves; it never blocks the event loop, and the UI side only records the pause
 and schedules its screen.
 """
@@ -32,6 +34,24 @@ class Pause:
     decided: asyncio.Future[str] = field(repr=False,
                                          default_factory=lambda: asyncio.get_running_loop()
                                          .create_future())
+
+    edited: dict[str, Any] = field(default_factory=dict)
+    """Message id → the edited message (same id, new text) to send instead."""
+
+    @property
+    def batch(self) -> tuple[Any, ...]:
+        """The messages as they will be sent: the claimed batch with the person's edits."""
+        return tuple(self.edited.get(m.id, m) for m in self.messages)
+
+    def edit(self, message_id: str, text: str) -> bool:
+        """Change the text a message of the batch will be sent with; False once decided."""
+        if not self.open:
+            return False
+        for message in self.messages:
+            if message.id == message_id:
+                self.edited[message_id] = message.with_text(text)
+                return True
+        return False
 
     def resolve(self, decision: str) -> None:
         if not self.decided.done():
@@ -94,4 +114,14 @@ class Breakpoints:
             self._on_resume(pause)
         if decision == SKIP:
             return {"kind": "reject"}
-        return await downstream()
+        result = await downstream()
+        if pause.edited and isinstance(result, Mapping) and result.get("kind") == "enter":
+            result = {**result, "messages": [_edited(m, pause.edited)
+                                             for m in result.get("messages") or ()]}
+        return result
+
+
+def _edited(message: Any, edited: Mapping[str, Any]) -> Any:
+    message_id = message.get("id") if isinstance(message, Mapping) else \
+        getattr(message, "id", None)
+    return edited.get(message_id, message) if isinstance(message_id, str) else message

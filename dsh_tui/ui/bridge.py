@@ -324,7 +324,11 @@ class Bridge:
                 continue
             title = view.transcript.title
             start = view.applied
+            unsent = view.unsent.version
             fresh = view.catch_up()
+            if view.unsent.version != unsent:
+                batch.inboxes.add(agent_id)  # claimed-never-sent messages came or went
+                batch.agents.add(agent_id)
             if fresh:
                 batch.transcripts.add(agent_id)
                 for index, event in enumerate(fresh, start):

@@ -54,12 +54,26 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("toggle_breakpoint", "Break before each step",
                "Stop the selected agent before each step and show what the step will send "
                "from its inbox: continue, skip the step, or remove the breakpoint", "Agents"),
+    ActionSpec("breakpoint_continue", "Continue at breakpoint",
+               "Let the selected agent, paused at its breakpoint, send its step (with your "
+               "edits); the panel under its transcript also offers skip and remove", "Agents"),
+    ActionSpec("restore_unsent", "Put back unsent messages",
+               "Put messages an ended turn claimed but never sent (a stop, a skipped step) "
+               "back at the head of their lane, same text and id", "Inbox"),
     ActionSpec("new_agent", "New root agent", "Create a new top-level agent", "App"),
     ActionSpec("cancel_keep_inbox", "Stop (keep inbox)",
                "Cancel the running turn; pending items stay, paused", "App"),
     ActionSpec("cancel_clear", "Stop and clear inbox",
                "Cancel the running turn and discard pending items (asks first)", "App"),
     ActionSpec("toggle_event_log", "Event log", "Show or hide the event log", "App"),
+    ActionSpec("toggle_agents", "Agents pane",
+               "Show or hide the agent tree (hidden by default below 100 columns)", "App"),
+    ActionSpec("toggle_inbox", "Inbox pane",
+               "Show or hide the inbox (hidden by default below 100 columns; the transcript "
+               "title keeps its counts)", "App"),
+    ActionSpec("zoom_transcript", "Zoom the transcript",
+               "Hide both side panes so the transcript takes the width, or bring them back",
+               "App"),
     ActionSpec("help", "Help", "This screen: every key and what it does", "App"),
     ActionSpec("change_theme", "Change theme", "Pick a theme (remembered)", "App"),
     ActionSpec("sessions", "Past sessions", "List saved sessions and resume one", "App"),

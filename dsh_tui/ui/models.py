@@ -336,6 +336,10 @@ class TranscriptModel:
         self._attempt_usage = False
         self._tools: dict[str, Item] = {}
         self._streaming: set[int] = set()
+        self._turn_tools: list[Item] = []
+        self._retry_of = ""
+        self._failed: tuple[Item, str, Any] | None = None
+        """The last failed attempt's notice, its text and (turn, step): a retry joins it."""
 
     # -- bookkeeping ---------------------------------------------------------------------------
 
@@ -401,6 +405,8 @@ class TranscriptModel:
         self.step = 0
         self._turn_started = event.time
         self._turn_open = True
+        self._turn_tools = []
+        self._failed = None
         self._add("turn", turn=self.turn, time=event.time)
 
     def _on_turn_end(self, event: Any, data: Mapping[str, Any]) -> None:
@@ -412,6 +418,13 @@ class TranscriptModel:
         turn = data.get("turn")
         level = "error" if kind == "error" else "warning" if kind in (
             "aborted", "blocked", "max-tokens", "interrupted") else "info"
+        for tool in self._turn_tools:
+            if tool.result is None:  # the turn ended before this call had a result
+                tool.interrupted = True
+                tool.reason_kind = kind
+                self._touch(tool)
+        self._turn_tools = []
+        self._failed = None
         self._add("turn-end", turn=turn if isinstance(turn, int) else self.turn, text=words,
                   reason_kind=kind, duration_ms=duration, level=level, time=event.time)
         self.last_end_kind = kind
@@ -474,6 +487,7 @@ class TranscriptModel:
             item = self._add(kind, streaming=True, time=time, turn=self.turn, step=self.step)
             if kind == "tool":
                 item.started = None
+                self._turn_tools.append(item)
             self._blocks[index] = item
             self._attempt.append(item)
         return item
@@ -523,7 +537,9 @@ class TranscriptModel:
                     message = f"model request failed: {failure.get('message', '')}"
                     if failure.get("code"):
                         message += f" ({failure['code']})"
-                self._add("notice", text=visible(message), level="warning", time=event.time)
+                notice = self._add("notice", text=visible(message), level="warning",
+                                   time=event.time)
+                self._failed = (notice, notice.text, (data.get("turn"), data.get("step")))
                 self._attempt = []
 
     def _on_packed(self, event: Any, data: Mapping[str, Any]) -> None:
@@ -611,6 +627,7 @@ class TranscriptModel:
         item = self._tools.get(call_id) if isinstance(call_id, str) else None
         if item is None:
             item = self._add("tool", time=event.time, turn=self.turn, step=self.step)
+            self._turn_tools.append(item)
             if isinstance(call_id, str):
                 self._remember_tool(item, call_id)
         item.name = str(data.get("name") or item.name)
@@ -638,7 +655,46 @@ class TranscriptModel:
         self._touch(item)
 
 
+def _retry_words(data: Mapping[str, Any], started: bool, of: str = "") -> str:
+    retry = data.get("retry")
+    if isinstance(data.get("maxRetries"), int):
+        of = f" of {data['maxRetries']}"
+    if started:
+        return f"retry {retry}{of} sent"
+    delay = data.get("delayMs")
+    wait = f" in {format_duration(delay)}" if isinstance(delay, (int, float)) else ""
+    return f"retry {retry}{of}{wait}"
+
+
+def _on_retry(self: TranscriptModel, event: Any, data: Mapping[str, Any]) -> None:
+    """`llm/retry` and `llm/retry-started` join the failed attempt's notice: one readable
+    line per failing request ("model request failed: … (RATE_LIMIT) · retry 1 of 5 sent")."""
+    started = event.type == "llm/retry-started"
+    failed = self._failed
+    words = _retry_words(data, started, self._retry_of)
+    if not started:
+        self._retry_of = f" of {data['maxRetries']}" if isinstance(
+            data.get("maxRetries"), int) else ""
+    if failed is not None and failed[2] == (data.get("turn"), data.get("step")):
+        item, base, _where = failed
+        item.text = f"{base} · {words}"
+        self._touch(item)
+        return
+    if started:
+        return  # its llm/retry line (or the failure it follows) already says it
+    failure = data.get("failure")
+    why = ""
+    if isinstance(failure, Mapping):
+        why = f": {failure.get('message', '')}" + (f" ({failure['code']})"
+                                                   if failure.get("code") else "")
+    item = self._add("notice", text=visible(f"model request failed{why} · {words}"),
+                     level="warning", time=event.time)
+    self._failed = (item, item.text.rsplit(" · ", 1)[0], (data.get("turn"), data.get("step")))
+
+
 _HANDLERS: dict[str, Any] = {
+    "llm/retry": _on_retry,
+    "llm/retry-started": _on_retry,
     "turn/start": TranscriptModel._on_turn_start,
     "turn/end": TranscriptModel._on_turn_end,
     "step/start": TranscriptModel._on_step_start,
@@ -678,7 +734,7 @@ class Tombstone:
 class InboxRow:
     """One line group of the inbox pane, computed from a projection snapshot."""
 
-    kind: str  # header | item | tombstone | banner | hint (a line of text)
+    kind: str  # header | item | unsent | tombstone | banner | hint (a line of text)
     text: str = ""
     target: str = ""
     index: int = 0
@@ -687,6 +743,7 @@ class InboxRow:
     source: str = ""
     count: int = 0
     tombstone: Tombstone | None = None
+    unsent: Any = None  # an unsent.Unsent (kind "unsent")
 
 
 LANE_ROW_LIMIT = 100
@@ -696,8 +753,9 @@ count and a last row says how many more wait behind the ones shown."""
 
 def inbox_rows(next_step: Sequence[Any], next_turn: Sequence[Any],
                tombstones: Sequence[Tombstone], *, paused: bool,
-               limit: int = LANE_ROW_LIMIT) -> list[InboxRow]:
-    """The rows of the inbox pane: NEXT STEP, NEXT TURN, then what just left."""
+               limit: int = LANE_ROW_LIMIT, unsent: Sequence[Any] = ()) -> list[InboxRow]:
+    """The rows of the inbox pane: NEXT STEP, NEXT TURN, what a turn claimed but never sent
+    (offered back), then what just left."""
     rows: list[InboxRow] = []
     if paused:
         rows.append(InboxRow("banner", text="paused: the agent is idle with work kept. "
@@ -712,7 +770,16 @@ def inbox_rows(next_step: Sequence[Any], next_turn: Sequence[Any],
             rows.append(InboxRow("hint", target=target, count=len(items) - limit,
                                  text=f"… {len(items) - limit:,} more queued behind these "
                                       f"{limit}"))
-    if not next_step and not next_turn:
+    if unsent:
+        rows.append(InboxRow("header", target="unsent", count=len(unsent)))
+        for entry in unsent[:limit]:
+            message = entry.message
+            source = message.get("source") if isinstance(message.get("source"), Mapping) \
+                else None
+            rows.append(InboxRow("unsent", text=message_text(message), target=entry.target,
+                                 lane=lane_of(source, entry.target),
+                                 source=source_label(source), unsent=entry))
+    if not next_step and not next_turn and not unsent:
         rows.append(InboxRow("hint", text="Empty. What you send while the agent works waits "
                                          "here, where you can edit, reorder or re-file it."))
     for tombstone in tombstones:
@@ -737,6 +804,10 @@ class AgentView:
         self.tombstones: list[Tombstone] = []
         self.removed_pending: list[tuple[Any, str, int]] = []
         self.claimed: dict[str, int | None] = {}
+        from .unsent import UnsentTracker
+
+        self.unsent = UnsentTracker()
+        self._seed = int(getattr(agent.session, "header", {}).get("seedLength", 0) or 0)
         self.disposed = False
         self.last_error: str | None = None
 
@@ -759,7 +830,10 @@ class AgentView:
             return []
         fresh = events[self.applied:count]
         apply = self.transcript.apply
-        for event in fresh:
+        fold = self.unsent.apply
+        for index, event in enumerate(fresh, self.applied):
             apply(event)
+            if index >= self._seed:  # the seed is the parent's history, not this inbox
+                fold(event)
         self.applied = count
         return list(fresh)

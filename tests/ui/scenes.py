@@ -236,8 +236,22 @@ def breakpoint_scene() -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
         planner.inject(message("notes.md was updated: writes are now 30%", "5b8e1f77",
                                "inject"))
         planner.followup(message("Which one for bursty writes?", "7d41b0aa"))
-        await until(pilot, lambda: type(pilot.app.screen).__name__ == "BreakpointScreen")
+        await until(pilot, lambda: pilot.app.breakpoint_panel.pause is not None)
         await freeze(pilot, "#continue")
+
+    return app, run_before
+
+
+def inbox_open_scene() -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
+    """The inbox scene on a narrow screen, where the inbox is a toggle: opened with its key."""
+    app, before = inbox_scene()
+
+    async def run_before(pilot: Any) -> None:
+        await before(pilot)
+        if not pilot.app.inbox.display:
+            await pilot.press("ctrl+o")
+            await pilot.pause()
+            await freeze(pilot, "#inbox")
 
     return app, run_before
 

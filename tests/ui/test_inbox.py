@@ -97,7 +97,7 @@ async def test_editing_an_item_the_agent_claims_loses_nothing() -> None:
         assert [u["content"][0]["text"] for u in users] == ["first", "queued",
                                                            "queued and more"]
         assert users[1]["id"] == "q1" and users[2]["id"] != "q1"
-        assert any("as a new follow-up" in n.message for n in app._notifications)
+        assert any("as a follow-up" in n.message for n in app._notifications)
 
 
 async def test_saving_after_the_item_left_keeps_the_dialog_open() -> None:

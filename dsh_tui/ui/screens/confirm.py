@@ -22,11 +22,13 @@ class ConfirmScreen(ModalScreen[bool]):
 
     DEFAULT_CSS = """
     ConfirmScreen { align: center middle; }
-    ConfirmScreen > Vertical { width: 64; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
+    ConfirmScreen > Vertical { width: 64; max-width: 100%; height: auto; max-height: 100%; border: thick $warning; background: $surface; padding: 1 2; }
     ConfirmScreen #question { margin-bottom: 1; }
     ConfirmScreen #detail { color: $text-muted; margin-bottom: 1; }
     ConfirmScreen Horizontal { height: auto; align-horizontal: right; }
     ConfirmScreen Button { margin-left: 2; }
+    ConfirmScreen.-narrow > Vertical { padding: 0 1; }
+    ConfirmScreen.-narrow Button { margin-left: 1; }
     """
 
     def __init__(self, question: str, detail: str = "", yes: str = "Yes") -> None:

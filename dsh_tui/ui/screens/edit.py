@@ -35,22 +35,28 @@ class EditScreen(ModalScreen[str | None]):
     DEFAULT_CSS = """
     EditScreen { align: center middle; }
     EditScreen > Vertical { width: 80%; max-width: 110; height: auto; max-height: 90%; border: thick $primary; background: $surface; padding: 0 1; }
+    EditScreen.-narrow > Vertical { width: 100%; max-height: 100%; }
+    EditScreen.-short > Vertical { max-height: 100%; }
     EditScreen #edit-title { padding: 0 0 1 0; }
+    EditScreen.-short #edit-title { padding: 0; }
     EditScreen #edit-text { height: 12; }
+    EditScreen.-short #edit-text { height: 1fr; min-height: 3; max-height: 12; }
     EditScreen #claimed { display: none; color: $warning; text-style: bold; padding: 1 0 0 0; }
     EditScreen.-claimed #claimed { display: block; }
     EditScreen.-claimed > Vertical { border: thick $warning; }
     EditScreen #edit-buttons { height: auto; padding-top: 1; }
     EditScreen #edit-keys { width: 1fr; height: 3; content-align: left middle; color: $text-muted; }
-    EditScreen Button { margin-left: 1; width: auto; }
+    EditScreen.-narrow.-claimed #edit-keys { display: none; }
+    EditScreen Button { margin-left: 1; width: auto; min-width: 8; }
     EditScreen #send-followup, EditScreen #send-steer { display: none; }
     EditScreen.-claimed #send-followup, EditScreen.-claimed #send-steer { display: block; }
     EditScreen.-claimed #save { display: none; }
     """
 
     def __init__(self, *, agent_name: str, message: Any, lane: str, on_save: SaveCallback,
-                 on_send: SendCallback) -> None:
+                 on_send: SendCallback, what: str = "Edit queued message") -> None:
         super().__init__()
+        self.what = what
         self.agent_name = agent_name
         self.message = message
         self.lane = lane
@@ -60,7 +66,7 @@ class EditScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(Content.assemble(("Edit queued message", "bold"), "  ",
+            yield Static(Content.assemble((self.what, "bold"), "  ",
                                           lane_badge(self.lane), "  ",
                                           (f"#{short_id(self.message.id)}", "$text-muted"),
                                           ("  for ", "$text-muted"), (self.agent_name, "bold")),
@@ -72,13 +78,25 @@ class EditScreen(ModalScreen[str | None]):
                 yield Static(Content("ctrl+s save · escape cancel"), id="edit-keys")
                 yield Button("Cancel", id="cancel")
                 yield Button("Save", id="save", variant="primary")
-                yield Button("Send as new follow-up", id="send-followup", variant="primary")
-                yield Button("Send as steer", id="send-steer", variant="warning")
+                yield Button("Send as follow-up", id="send-followup",
+                             variant="default" if self.steering else "primary")
+                yield Button("Send as steer", id="send-steer",
+                             variant="primary" if self.steering else "default")
 
     def on_mount(self) -> None:
         editor = self.query_one("#edit-text", TextArea)
         editor.focus()
         editor.move_cursor(editor.document.end)
+
+    @property
+    def steering(self) -> bool:
+        """The item was steering the running turn (a steer or an inject): the rescue offers
+        a steer first, so the text still reaches this turn."""
+        return self.lane in ("steer", "inject", "context")
+
+    @property
+    def rescue_lane(self) -> str:
+        return "steer" if self.steering else "follow-up"
 
     @property
     def text(self) -> str:
@@ -92,14 +110,15 @@ class EditScreen(ModalScreen[str | None]):
         when = f" in turn {turn}" if turn else ""
         self.query_one("#claimed", Static).update(Content(
             f"⚠ The agent already claimed this message{when}, so it can no longer be "
-            "edited. Your text is kept: send it as a new message, or cancel."))
+            f"edited. Your text is kept: send it as a new message (ctrl+s sends it as a "
+            f"{self.rescue_lane}), or cancel (escape)."))
         self.add_class("-claimed")
-        self.query_one("#edit-keys", Static).update(Content("ctrl+s send as follow-up · "
-                                                           "escape cancel"))
+        self.query_one("#edit-keys", Static).update(Content(f"ctrl+s send as {self.rescue_lane}"
+                                                           " · escape cancel"))
 
     def action_save(self) -> None:
         if self.claimed:
-            self._send("follow-up")
+            self._send(self.rescue_lane)
             return
         if self.on_save(self.text):
             self.dismiss("saved")

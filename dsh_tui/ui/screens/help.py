@@ -29,17 +29,39 @@ SYMBOLS: tuple[tuple[str, str], ...] = (
     ("○", "idle"),
     ("⏸", "idle with work kept in its inbox (paused after a stop)"),
     ("✗", "its last turn ended with an error"),
+    ("◆", "breakpoint set; \"◆ name paused\": waiting at it (select it to see the step)"),
     ("t3", "current turn"),
     ("⚑2 ↩1", "pending next-step items · queued follow-ups"),
 )
 
 
-def help_table(app: Any) -> Table:
-    """Every action with the key it has now (after `[keys]` remapping), by area."""
+NARROW = 100
+"""Below this many columns the help is two columns: keys, then title with its text below."""
+
+
+def help_table(app: Any, width: int | None = None) -> Table:
+    """Every action with the key it has now (after `[keys]` remapping), by area.
+
+    On a narrow screen (`width` < NARROW) the description goes under the title and the
+    action's name is left out, so nothing is cut; the palette (ctrl+p) shows names too."""
+    narrow = width is not None and width < NARROW
     theme = app.current_theme
     accent = Style(color=theme.accent or theme.primary, bold=True)
     heading = Style(color=theme.primary, bold=True)
     muted = Style(dim=True)
+    if narrow:
+        table = Table.grid(padding=(0, 1), expand=True)
+        table.add_column("keys", no_wrap=True, max_width=16)
+        table.add_column("action", ratio=1)
+        for area in AREA_ORDER:
+            table.add_row(Text(area.upper(), heading), "")
+            for spec in [s for s in ACTIONS if s.area == area]:
+                keys = " / ".join(keys_for(app, spec.name)) or "palette"
+                table.add_row(Text(keys, accent, overflow="fold"),
+                              Text.assemble((spec.title, Style(bold=True)), "\n",
+                                            (spec.help, muted)))
+            table.add_row("", "")
+        return table
     table = Table.grid(padding=(0, 2), expand=True)
     table.add_column("keys", no_wrap=True, min_width=14)
     table.add_column("action", no_wrap=True, min_width=24)
@@ -78,6 +100,7 @@ class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll { width: 90%; max-width: 130; height: 90%; border: thick $primary; background: $surface; padding: 0 1; }
+    HelpScreen.-narrow > VerticalScroll, HelpScreen.-short > VerticalScroll { width: 100%; height: 100%; }
     HelpScreen #help-title { text-style: bold; padding: 0 0 1 0; }
     """
 
@@ -86,8 +109,11 @@ class HelpScreen(ModalScreen[None]):
             yield Static(Content.assemble(("dsh-tui keys", "bold"),
                                           ("  ·  escape closes", "$text-muted")),
                          id="help-title")
-            yield Static(help_table(self.app), id="help-body")
+            yield Static(help_table(self.app, self.app.size.width), id="help-body")
             yield Static(legend(self.app), id="help-legend")
+
+    def on_resize(self) -> None:
+        self.query_one("#help-body", Static).update(help_table(self.app, self.app.size.width))
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -37,6 +37,7 @@ class AgentTree(Tree[str]):
 
     DEFAULT_CSS = """
     AgentTree { padding: 0 0; }
+    AgentTree > .tree--guides, AgentTree > .tree--guides-hover { color: $foreground 35%; }
     """
 
     class Selected(Message):
@@ -109,7 +110,11 @@ class AgentTree(Tree[str]):
         running = getattr(agent, "status", "idle") == "running"
         inbox = agent.inbox
         steps, turns = len(inbox.next_step), len(inbox.next_turn)
-        if running:
+        breakpoints = getattr(self.app, "breakpoints", None)
+        paused = breakpoints is not None and agent.id in breakpoints.paused
+        if paused:
+            icon, icon_style = "◆", Style(color=theme.error, bold=True)
+        elif running:
             animate = self.app.animation_level != "none"
             icon = SPINNER[self.frame % len(SPINNER)] if animate else "●"
             icon_style = Style(color=theme.success, bold=True)
@@ -130,11 +135,12 @@ class AgentTree(Tree[str]):
             text.append(f" ⚑{steps}", Style(color=theme.warning))
         if turns:
             text.append(f" ↩{turns}", Style(color=theme.secondary or theme.primary))
+        if paused:
+            text.append(" paused", Style(color=theme.error, bold=True))
+        elif breakpoints is not None and breakpoints.is_armed(agent.id):
+            text.append(" ◆", Style(color=theme.error, bold=True))
         if view.model:
             text.append(f" {view.model}", Style(dim=True, italic=True))
-        breakpoints = getattr(self.app, "breakpoints", None)
-        if breakpoints is not None and breakpoints.is_armed(agent.id):
-            text.append(" ◆", Style(color=theme.error, bold=True))
         return text
 
     def tick(self, views: dict[str, AgentView]) -> bool:

@@ -8,6 +8,7 @@ Every piece of user or model text goes through `visible()` and is placed in a
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, ClassVar
 
 from textual import events
@@ -37,14 +38,41 @@ def _cap(text: str, limit: int = FULL_TEXT_LIMIT) -> str:
     return text[:limit] + f"\n… ({len(text) - limit:,} more characters)"
 
 
+def search_pattern(query: str | None) -> re.Pattern[str] | None:
+    """The search's own rule (search.py): all lowercase matches any case, a capital is exact."""
+    if not query:
+        return None
+    return re.compile(re.escape(query), 0 if query != query.lower() else re.IGNORECASE)
+
+
+MATCH_STYLE = "bold reverse"
+
+
+def marked(content: Content, query: str | None) -> Content:
+    """`content` with every occurrence of the search query highlighted (the match itself,
+    not the whole block)."""
+    pattern = search_pattern(query)
+    return content if pattern is None else content.highlight_regex(pattern, style=MATCH_STYLE)
+
+
 class TranscriptBlock:
     """Mixin: a widget that shows one transcript item and can be refreshed from it."""
 
     item_index: int = -1
     shown_version: int = -1
+    search: str | None = None
+    _item: Item | None = None
 
     def show_item(self, item: Item) -> None:
         raise NotImplementedError
+
+    def set_search(self, query: str | None) -> None:
+        """Highlight `query` inside this block (None: no highlight)."""
+        if query == self.search:
+            return
+        self.search = query
+        if self._item is not None:
+            self.show_item(self._item)
 
 
 class Separator(Widget, TranscriptBlock):
@@ -107,12 +135,14 @@ class UserBlock(Static, TranscriptBlock):
         self.show_item(item)
 
     def show_item(self, item: Item) -> None:
+        self._item = item
         self.shown_version = item.version
-        self.set_classes([f"-{item.lane}"])
+        self.set_classes([f"-{item.lane}"] + (["-search-hit"] if self.search else []))
         head = Content.assemble(
             lane_badge(item.lane), "  ", (item.source, "bold"), "  ",
             (f"#{short_id(item.message_id)}", "$text-muted"))
-        self.update(head + "\n" + Content(visible(_cap(item.current_text()))))
+        self.update(head + "\n" + marked(Content(visible(_cap(item.current_text()))),
+                                         self.search))
 
 
 class ReasoningBlock(Static, TranscriptBlock):
@@ -143,7 +173,7 @@ class ReasoningBlock(Static, TranscriptBlock):
         self.set_class(not self.expanded, "-collapsed")
         if self.expanded:
             head = Content.styled("▾ reasoning", "bold")
-            self.update(head + "\n" + Content(visible(_cap(text))))
+            self.update(head + "\n" + marked(Content(visible(_cap(text))), self.search))
             return
         if item.streaming:
             head = Content.styled("▸ thinking… ", "bold")
@@ -151,7 +181,7 @@ class ReasoningBlock(Static, TranscriptBlock):
         else:
             head = Content.styled(f"▸ reasoning · {lines} line{'s' if lines != 1 else ''} ",
                                   "bold")
-            self.update(head + Content(one_line(text, 200)))
+            self.update(head + marked(Content(one_line(text, 200)), self.search))
 
     def toggle(self) -> None:
         self.expanded = not self.expanded
@@ -254,6 +284,27 @@ class AssistantBlock(Markdown, TranscriptBlock):
             else:
                 await self.update(text)
 
+    def set_search(self, query: str | None) -> None:
+        """Highlight the match in the rendered paragraphs, lists and quotes (code fences keep
+        their highlighting; the block's left rule still marks it). Applied again after the
+        next refresh: a block just mounted builds its paragraphs asynchronously."""
+        self.search = query
+        self._apply_search()
+        if self.is_attached:
+            self.call_after_refresh(self._apply_search)
+
+    def _apply_search(self) -> None:
+        pattern = search_pattern(self.search)
+        for block in self.query(MarkdownBlock):
+            content = getattr(block, "_content", None)
+            if not isinstance(content, Content) or not content.plain:
+                continue
+            try:
+                block.update(content if pattern is None else
+                             content.highlight_regex(pattern, style=MATCH_STYLE))
+            except Exception:
+                continue  # a block kind that renders itself differently: left as it is
+
     async def on_unmount(self) -> None:
         if self._stream is not None:
             self._stream._task and self._stream._task.cancel()
@@ -279,10 +330,14 @@ class ToolBlock(Static, TranscriptBlock):
         self._item = item
         self.shown_version = item.version
         arguments = item.arguments or item.current_text()
-        running = item.result is None
+        running = item.result is None and not item.interrupted
         self.set_class(item.is_error, "-error")
         self.set_class(running, "-running")
-        if running:
+        if item.result is None and item.interrupted:
+            ended = "aborted" if item.reason_kind == "aborted" else f"ended: {item.reason_kind}" \
+                if item.reason_kind else "ended"
+            status = Content.styled(f"■ no result · the turn {ended}", "$text-muted")
+        elif running:
             status = Content.styled("… running" if not item.streaming else "… writing call",
                                     "$warning")
         elif item.is_error:
@@ -298,9 +353,9 @@ class ToolBlock(Static, TranscriptBlock):
             if item.result is not None:
                 body += [Content.styled("result", "$text-muted"),
                          Content(visible(_cap(item.result)))]
-            self.update(Content("\n").join([head, *body]))
+            self.update(marked(Content("\n").join([head, *body]), self.search))
             return
-        lines = [head, Content.styled(one_line(arguments, 160) or "{}", "$text-muted")]
+        lines = [head, Content.styled(_one_line_args(arguments), "$text-muted")]
         if item.result:
             preview = item.result.splitlines()[:RESULT_PREVIEW_LINES]
             lines += [Content(visible(line[:200])) for line in preview]
@@ -308,7 +363,7 @@ class ToolBlock(Static, TranscriptBlock):
             if extra > 0:
                 lines.append(Content.styled(f"… {extra} more line{'s' if extra != 1 else ''} "
                                             "(click to expand)", "$text-muted"))
-        self.update(Content("\n").join(lines))
+        self.update(marked(Content("\n").join(lines), self.search))
 
     def toggle(self) -> None:
         self.expanded = not self.expanded
@@ -317,6 +372,16 @@ class ToolBlock(Static, TranscriptBlock):
     def on_click(self, event: events.Click) -> None:
         event.stop()
         self.toggle()
+
+
+def _one_line_args(arguments: str, limit: int = 160) -> str:
+    """Collapsed arguments on one line: JSON re-serialised compactly (a pretty-printed
+    object no longer shows as a lone `{`), anything else with its lines joined."""
+    try:
+        text = json.dumps(json.loads(arguments), ensure_ascii=False, separators=(", ", ": "))
+    except (ValueError, TypeError):
+        text = " ".join(line.strip() for line in arguments.splitlines() if line.strip())
+    return one_line(text, limit) or "{}"
 
 
 def _pretty(arguments: str) -> str:
@@ -341,10 +406,11 @@ class NoticeBlock(Static, TranscriptBlock):
         self.show_item(item)
 
     def show_item(self, item: Item) -> None:
+        self._item = item
         self.shown_version = item.version
-        self.set_classes([f"-{item.level}"])
+        self.set_classes([f"-{item.level}"] + (["-search-hit"] if self.search else []))
         prefix = "⚠ " if item.level in ("warning", "error") else "· "
-        self.update(Content(prefix + visible(item.current_text())))
+        self.update(marked(Content(prefix + visible(item.current_text())), self.search))
 
 
 BLOCKS: dict[str, type[Any]] = {

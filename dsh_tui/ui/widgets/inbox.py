@@ -24,8 +24,9 @@ from .blocks import lane_badge
 
 PREVIEW_LINES = 3
 PREVIEW_CHARS = 240
-HEADERS = {"next-step": "NEXT STEP", "next-turn": "NEXT TURN"}
-HEADER_HINT = {"next-step": "steer · inject", "next-turn": "follow-ups"}
+HEADERS = {"next-step": "NEXT STEP", "next-turn": "NEXT TURN", "unsent": "CLAIMED, NEVER SENT"}
+HEADER_HINT = {"next-step": "steer · inject", "next-turn": "follow-ups",
+               "unsent": "p puts back"}
 
 
 def _preview(text: str) -> Content:
@@ -47,6 +48,15 @@ def row_prompt(row: InboxRow, position: int | None = None) -> Content:
     if row.kind == "header":
         return Content.assemble((f"{HEADERS[row.target]} · {row.count}", "bold $primary"),
                                 (" · " + HEADER_HINT[row.target], "$text-muted"))
+    if row.kind == "unsent" and row.unsent is not None:
+        entry = row.unsent
+        turn = f"turn {entry.turn} · " if entry.turn else ""
+        head = Content.assemble(("↺ ", "bold $warning"), lane_badge(row.lane), "  ",
+                                (row.source, "bold"), "  ", (f"#{short_id(entry.id)}",
+                                                              "$text-muted"))
+        why = Content.styled(f"  claimed in {turn}{entry.reason}, never sent · p puts it "
+                             "back · x forgets it", "$text-muted")
+        return head + "\n" + why + "\n" + _preview(row.text)
     message = row.message
     if row.kind == "tombstone" and row.tombstone is not None:
         if row.tombstone.kind == "claimed":
@@ -76,6 +86,7 @@ class InboxView(OptionList):
         Binding("l", "move_item_lane", "Lane", id="move_item_lane"),
         Binding("u", "undo_discard", "Undo", id="undo_discard"),
         Binding("X", "clear_inbox", "Clear", id="clear_inbox"),
+        Binding("p", "restore_unsent", "Put back", id="restore_unsent", show=False),
     ]
 
     HELP = "The selected agent's pending messages. NEXT STEP is delivered at the next " \
@@ -114,20 +125,22 @@ class InboxView(OptionList):
         tombstones = tuple(view.tombstones)
         paused = getattr(agent, "status", "idle") != "running" and bool(next_step or next_turn) \
             and not getattr(agent.ctx, "read_only", False)
-        snapshot = (next_step, next_turn, tombstones, paused)
+        unsent = view.unsent.version
+        snapshot = (next_step, next_turn, tombstones, paused, unsent)
         if not force and len(snapshot) == len(self._snapshot) and all(
                 a is b or a == b for a, b in zip(snapshot, self._snapshot, strict=True)):
             return
         self._snapshot = snapshot
         keep = self.highlighted_id
-        self.rows = inbox_rows(next_step, next_turn, tombstones, paused=paused)
+        self.rows = inbox_rows(next_step, next_turn, tombstones, paused=paused,
+                               unsent=view.unsent.unsent)
         options: list[Option] = []
         position = 0
         for number, row in enumerate(self.rows):
             if row.kind == "item":
                 position += 1
                 options.append(Option(row_prompt(row, position), id=f"msg:{row.message.id}"))
-            elif row.kind == "tombstone":
+            elif row.kind in ("tombstone", "unsent"):
                 options.append(Option(row_prompt(row), id=f"tomb:{number}"))
             else:
                 options.append(Option(row_prompt(row), id=f"{row.kind}:{number}",
@@ -193,6 +206,9 @@ class InboxView(OptionList):
 
     async def action_undo_discard(self) -> None:
         await self.app.run_action("undo_discard")
+
+    async def action_restore_unsent(self) -> None:
+        await self.app.run_action("restore_unsent")
 
     async def action_clear_inbox(self) -> None:
         await self.app.run_action("clear_inbox")

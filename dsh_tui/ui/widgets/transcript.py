@@ -45,6 +45,24 @@ class EmptyHint(Static):
     """
 
 
+def empty_hint(view: AgentView) -> str:
+    """What an empty transcript says: how to start, and (on the demo model only) the demo's
+    own prompt; a real model gets no canned suggestion."""
+    if getattr(view.agent.ctx, "read_only", False):
+        return "This session is empty."
+    options = getattr(view.agent, "options", None)
+    demo = "demo" in (str(getattr(options, "provider", "") or ""), view.model)
+    first = ("Try \"compare two designs for a cache\": the demo model thinks, answers in "
+             "Markdown and may hand work to a sub-agent, which appears under it in the tree.\n"
+             if demo else "Ask for anything this agent's model and tools can do; sub-agents it "
+             "starts appear under it in the tree.\n")
+    return ("No messages yet. Type below and press enter.\n\n" + first +
+            "While it works, type more: enter queues a follow-up for the next turn, ctrl+s "
+            "steers the running turn, ctrl+t injects context. Queued messages wait in the "
+            "inbox, where e edits them.\nescape stops the agent and keeps its inbox; f1 lists "
+            "every key.")
+
+
 class Transcript(VerticalScroll):
     """Follows the tail (Textual's anchor) unless the person scrolls up."""
 
@@ -60,7 +78,9 @@ class Transcript(VerticalScroll):
 
     DEFAULT_CSS = """
     Transcript { padding: 0 1; }
-    Transcript .-search-hit { background: $accent 25%; }
+    Transcript > AssistantBlock, Transcript > UserBlock, Transcript > ReasoningBlock,
+    Transcript > ToolBlock, Transcript > NoticeBlock { max-width: 104; }
+    Transcript .-search-hit { border-left: thick $accent; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -90,6 +110,8 @@ class Transcript(VerticalScroll):
         """The window ends before the model does (a search revealed an old item)."""
         self.marked: int | None = None
         """The item index highlighted as the current search match."""
+        self.search_query = ""
+        """The search query highlighted inside the marked item."""
         self._hint: EmptyHint | None = None
         self._subtitle: str | None = None
         self.can_focus = True
@@ -157,6 +179,8 @@ class Transcript(VerticalScroll):
             block.toggle()
         if item.index == self.marked:
             block.add_class("-search-hit")
+            if isinstance(block, TranscriptBlock):
+                block.set_search(self.search_query or None)
         return block
 
     async def _rebuild(self) -> None:
@@ -169,14 +193,7 @@ class Transcript(VerticalScroll):
             await self.mount(self._hint)
             return
         if not self.blocks:
-            hint = ("This session is empty." if getattr(view.agent.ctx, "read_only", False) else
-                    "No messages yet. Type below and press enter.\n\n"
-                    "Try \"compare two designs for a cache\": the agent thinks, answers in "
-                    "Markdown and may hand work to a sub-agent, which appears under it in "
-                    "the tree.\nWhile it works, type more: enter queues a follow-up for the "
-                    "next turn, ctrl+s steers the running turn, ctrl+t injects context. "
-                    "Queued messages wait in the inbox on the right, where e edits them.\n"
-                    "escape stops the agent and keeps its inbox; f1 lists every key.")
+            hint = empty_hint(view)
             self._hint = EmptyHint(Content(hint))
             await self.mount(self._hint)
         self.anchor()
@@ -330,13 +347,20 @@ class Transcript(VerticalScroll):
             self._show_follow_state()
             self.call_after_refresh(self.scroll_to_center, block, animate=False, immediate=True)
 
-    def mark(self, index: int | None) -> None:
-        """Highlight one item as the current search match (None: no highlight)."""
+    def mark(self, index: int | None, query: str | None = None) -> None:
+        """Mark one item as the current search match and highlight the query inside it
+        (None: no mark)."""
+        if query is not None:
+            self.search_query = query
         if self.marked is not None and (old := self.blocks.get(self.marked)) is not None:
             old.remove_class("-search-hit")
+            if isinstance(old, TranscriptBlock):
+                old.set_search(None)
         self.marked = index
         if index is not None and (block := self.blocks.get(index)) is not None:
             block.add_class("-search-hit")
+            if isinstance(block, TranscriptBlock):
+                block.set_search(self.search_query or None)
 
     async def _rebuild_around(self, index: int) -> None:
         """A window that starts a few items before `index`, detached from the tail."""

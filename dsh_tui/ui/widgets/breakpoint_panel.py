@@ -1,0 +1,147 @@
+"""The breakpoint panel: one agent stopped before a step, shown in that agent's own screen.
+
+It sits under the transcript and is visible only while the *selected* agent waits
+at its breakpoint, so another agent's pause never covers the screen or takes a
+key. It lists the batch the step will send (enter on a message edits it, same id)
+and offers continue, skip and continue-and-remove as buttons; `f8` continues from
+anywhere. It has no letter keys: prose typed into it can never decide a step, and
+escape is the app's stop, never "continue".
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Button, OptionList, Static
+from textual.widgets.option_list import Option
+
+from ..breakpoints import CONTINUE, SKIP, Pause
+from ..models import lane_of, short_id, source_label, visible
+from .blocks import lane_badge
+
+DISARM = "disarm"
+PREVIEW_LINES = 2
+
+
+def batch_prompt(message: Any, edited: bool = False) -> Content:
+    """One message of the batch: lane, sender, id (and "edited"), then its first lines."""
+    source = getattr(message, "source", None)
+    head = Content.assemble(lane_badge(lane_of(source, None)), "  ",
+                            (source_label(source), "bold"), "  ",
+                            (f"#{short_id(str(getattr(message, 'id', '')))}", "$text-muted"))
+    if edited:
+        head += Content.styled("  edited", "bold $warning")
+    text = visible(getattr(message, "text", "") or "(no text)")
+    lines = text.splitlines() or [""]
+    body = "\n".join("  " + line[:400] for line in lines[:PREVIEW_LINES])
+    if len(lines) > PREVIEW_LINES:
+        body += f"\n  … {len(lines) - PREVIEW_LINES} more lines (enter shows and edits them)"
+    return head + "\n" + Content(body)
+
+
+class BatchList(OptionList):
+    """The claimed batch; enter (or a click) on a message asks to edit it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "select", "Edit message", show=True),
+    ]
+
+
+class BreakpointPanel(Vertical):
+    """Shows one `Pause` (or nothing). Decisions and edits are posted as messages."""
+
+    DEFAULT_CSS = """
+    BreakpointPanel { display: none; height: auto; max-height: 60%; border: round $error;
+                      border-title-color: $error; border-title-style: bold; padding: 0 1;
+                      background: $surface; }
+    BreakpointPanel.-open { display: block; }
+    BreakpointPanel:focus-within { border: heavy $error; }
+    BreakpointPanel #bp-where { height: auto; }
+    BreakpointPanel #bp-batch { height: auto; max-height: 10; padding: 0; border: none; }
+    BreakpointPanel { border-subtitle-color: $text-muted; }
+    BreakpointPanel #bp-buttons { height: auto; }
+    BreakpointPanel Button { margin-right: 1; min-width: 10; }
+    """
+
+    class Decided(Message):
+        def __init__(self, pause: Pause, decision: str) -> None:
+            super().__init__()
+            self.pause = pause
+            self.decision = decision
+
+    class EditRequested(Message):
+        def __init__(self, pause: Pause, message_id: str) -> None:
+            super().__init__()
+            self.pause = pause
+            self.message_id = message_id
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.pause: Pause | None = None
+        self.can_focus = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="bp-where")
+        yield BatchList(id="bp-batch")
+        with Horizontal(id="bp-buttons"):
+            yield Button("Continue (f8)", id=CONTINUE, variant="primary")
+            yield Button("Skip step", id=SKIP, variant="error")
+            yield Button("Continue, remove ◆", id=DISARM)
+
+    def show(self, pause: Pause | None, agent_name: str = "") -> None:
+        """Show `pause` (None hides the panel); called again after an edit to redraw."""
+        had_focus = self.has_focus_within
+        self.pause = pause
+        self.set_class(pause is not None, "-open")
+        if pause is None:
+            if had_focus:
+                self.app.call_later(self._leave)
+            return
+        self.border_title = Content(f"◆ {agent_name} · paused at breakpoint")
+        batch = pause.batch
+        count = len(batch)
+        where = f"Turn {pause.turn}, before step {pause.step}: "
+        where += (f"this step will send {count} new message{'s' if count != 1 else ''} "
+                  "from the inbox." if count else "no new messages from the inbox; the step "
+                  "goes on from what the model already has (tool results, context).")
+        self.query_one("#bp-where", Static).update(Content(where))
+        listing = self.query_one("#bp-batch", BatchList)
+        keep = listing.highlighted
+        listing.set_options([Option(batch_prompt(m, m.id in pause.edited), id=f"bp:{m.id}")
+                             for m in batch])
+        listing.display = bool(count)
+        if count:
+            listing.highlighted = min(keep or 0, count - 1)
+        self.border_subtitle = Content(
+            "enter on a message edits it · skip: turn ends blocked, messages offered back · "
+            "escape stops" if count else "skip: the turn ends blocked · escape stops")
+
+    def _leave(self) -> None:
+        composer = self.app.query("#composer")
+        if composer:
+            composer.first().focus()
+
+    def focus_continue(self) -> None:
+        self.query_one(f"#{CONTINUE}", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if self.pause is not None and event.button.id:
+            self.post_message(self.Decided(self.pause, event.button.id))
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        option_id = event.option.id or ""
+        if self.pause is not None and option_id.startswith("bp:"):
+            self.post_message(self.EditRequested(self.pause, option_id[3:]))
+
+    @staticmethod
+    def summary(pause: Pause) -> str:
+        """One line for the transcript title: where the agent stopped."""
+        return f"◆ paused at breakpoint · turn {pause.turn}, before step {pause.step}"
+
