@@ -6,7 +6,8 @@
 Every screen is the same scripted scene the snapshot tests use
 (`tests/ui/scenes.py`: fixed ids, fixed clock, no animation), saved with
 `app.save_screenshot` inside `App.run_test`, plus `demo.svg`: the embedded demo
-model answering a first question, the way a newcomer sees it.
+model answering a first question, the way a newcomer sees it. The `*-80x24.svg` shots
+show the same scenes in an 80x24 terminal (panes folded into toggles).
 """
 
 from __future__ import annotations
@@ -21,19 +22,27 @@ OUT = ROOT / "screenshots"
 sys.path.insert(0, str(ROOT))
 
 
-async def shoot(name: str) -> Path:
+SMALL = (80, 24)
+"""The classic terminal: side panes folded into toggles, the transcript takes the width."""
+SMALL_SHOTS = {"main-80x24": "main-streaming", "inbox-80x24": "main-inbox-open",
+               "breakpoint-80x24": "breakpoint", "edit-dialog-80x24": "edit-dialog"}
+
+
+async def shoot(name: str, size: tuple[int, int] | None = None,
+                filename: str | None = None) -> Path:
     import pytest
 
-    from tests.ui.scenes import SCENES, SIZE, freeze_time
+    from tests.ui.scenes import SCENES, SIZE, freeze_time, inbox_open_scene
 
+    filename = filename or f"{name}.svg"
     with pytest.MonkeyPatch.context() as patch:
         freeze_time(patch)
-        app, run_before = SCENES[name]()
-        async with app.run_test(size=SIZE) as pilot:
+        app, run_before = (inbox_open_scene() if name == "main-inbox-open" else SCENES[name]())
+        async with app.run_test(size=size or SIZE) as pilot:
             await run_before(pilot)
             await pilot.pause()
-            app.save_screenshot(filename=f"{name}.svg", path=str(OUT))
-    return OUT / f"{name}.svg"
+            app.save_screenshot(filename=filename, path=str(OUT))
+    return OUT / filename
 
 
 async def shoot_demo() -> Path:
@@ -82,6 +91,8 @@ async def main() -> int:
 
     OUT.mkdir(exist_ok=True)
     written = [await shoot(name) for name in SCENES]
+    for shot, scene in SMALL_SHOTS.items():
+        written.append(await shoot(scene, SMALL, f"{shot}.svg"))
     written.append(await shoot_demo())
     for path in written:
         print(path.relative_to(ROOT))

@@ -102,6 +102,16 @@ class DshCommands(Provider):
                           help=escape(help_text))
 
 
+class CenterColumn(Vertical):
+    """The transcript and the breakpoint panel. Its size changes whenever the terminal is
+    resized or a side pane is shown or folded: the app then re-reads which panes show."""
+
+    def on_resize(self) -> None:
+        app = self.app
+        if isinstance(app, DshApp):
+            app.call_after_refresh(app._after_resize)
+
+
 class DshApp(App[None]):
     """`DshApp(ctx, config=None)`: a Context and optional UI settings, nothing else."""
 
@@ -188,7 +198,7 @@ class DshApp(App[None]):
     def compose(self) -> ComposeResult:
         with Horizontal(id="main"):
             yield AgentTree(id="agent-tree")
-            with Vertical(id="center"):
+            with CenterColumn(id="center"):
                 yield Transcript(id="transcript")
                 yield BreakpointPanel(id="breakpoint-panel")
             yield InboxView(id="inbox")
@@ -1041,12 +1051,12 @@ class DshApp(App[None]):
 
     def _keep_focus_visible(self) -> None:
         """Focus never stays in a pane that was folded away: it goes to the composer."""
+        if self.screen is not self.screen_stack[0]:
+            return  # a dialog is open: it owns the focus
         focused = self.focused
-        if focused is None or focused.screen is not self.screen:
-            return
-        if any(not node.display for node in focused.ancestors_with_self
-               if isinstance(node, Widget)):
-            self.composer.focus()
+        if focused is None or any(not node.display for node in focused.ancestors_with_self
+                                  if isinstance(node, Widget)):
+            self.composer.focus()  # Textual blurs a widget that is hidden: focus is lost
 
     def action_toggle_agents(self) -> None:
         self._toggle_pane("tree", self.tree)
@@ -1064,8 +1074,9 @@ class DshApp(App[None]):
             self.remove_class("-show-tree")  # one side pane at a time on a narrow screen
         self.call_after_refresh(self._after_toggle, None)
 
-    def on_resize(self) -> None:
-        self.call_after_refresh(self._after_resize)
+    def on_descendant_blur(self) -> None:
+        """A pane folded away takes the focus with it (Textual blurs a hidden widget)."""
+        self.call_after_refresh(self._keep_focus_visible)
 
     def _after_resize(self) -> None:
         try:

@@ -1,0 +1,108 @@
+"""The layout fits the terminal: 80x24 and 60x20 give the transcript the width, dialogs keep
+their text and buttons on screen, very wide screens keep prose at a readable measure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dsh_tui.llm.scripted import hang, text
+
+from .conftest import add_agent, idle, make_app, msg, screen_text, settle, wait_until, world
+
+
+def inside(widget: Any, app: Any) -> bool:
+    """Wholly on screen: a widget cut by the terminal edge is not."""
+    region, screen = widget.region, app.screen.region
+    return region.width > 0 and region.height > 0 and screen.contains_region(region)
+
+
+async def test_80x24_gives_the_transcript_the_width_and_the_panes_become_toggles() -> None:
+    ctx, _model = world([hang("streaming into a narrow terminal")])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.select_agent("planner")
+        agent.followup(msg("go", "m1"))
+        agent.steer(msg("steer it", "s1", "steer"))
+        await wait_until(pilot, lambda: "narrow terminal" in screen_text(app))
+        await settle(pilot)
+        assert not app.tree.display and not app.inbox.display
+        assert app.transcript.region.width >= 76  # was 6 with fixed 34 + 40 side panes
+        assert "inbox ⚑1 ↩0 (^o)" in screen_text(app)  # the folded inbox stays in sight
+        await pilot.press("ctrl+o")
+        await settle(pilot)
+        assert app.inbox.display and app.focused is app.inbox and inside(app.inbox, app)
+        assert "steer it" in screen_text(app)
+        assert app.transcript.region.width >= 30
+        await pilot.press("ctrl+b")  # one side pane at a time when narrow
+        await settle(pilot)
+        assert app.tree.display and not app.inbox.display and app.focused is app.tree
+        await pilot.press("f9")  # zoom: both folded, focus back in the composer
+        await settle(pilot)
+        assert not app.tree.display and not app.inbox.display
+        assert app.focused is app.composer
+        agent.cancel(None, keep_inbox=True)
+        await idle(pilot, agent)
+
+
+async def test_a_shrinking_terminal_never_leaves_focus_in_a_hidden_pane() -> None:
+    ctx, _model = world()
+    await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=(150, 40)) as pilot:
+        app.select_agent("planner")
+        app.inbox.focus()
+        await settle(pilot)
+        assert app.inbox.display
+        await pilot.resize_terminal(80, 24)
+        await settle(pilot)
+        await wait_until(pilot, lambda: app.focused is app.composer)
+        assert not app.inbox.display
+
+
+async def test_dialogs_keep_their_text_and_buttons_at_60x20() -> None:
+    ctx, _model = world()
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=(60, 20)) as pilot:
+        app.select_agent("planner")
+        agent.inbox.append("next-turn", msg("a queued follow-up", "q1"))
+        await settle(pilot)
+        await pilot.press("ctrl+o")  # the inbox is a toggle here
+        await settle(pilot)
+        assert app.focused is app.inbox
+        await pilot.press("e")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "EditScreen")
+        await settle(pilot)
+        for selector in ("#edit-text", "#save", "#cancel"):
+            assert inside(app.screen.query_one(selector), app), selector
+        await pilot.press("escape")
+        await pilot.press("ctrl+b")
+        await settle(pilot)
+        assert app.focused is app.tree
+        await pilot.press("d")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "ConfirmScreen")
+        await settle(pilot)
+        assert "Dispose planner?" in screen_text(app)
+        for button in app.screen.query("Button"):
+            assert inside(button, app), button.id
+        await pilot.press("escape")
+        await pilot.press("f1")
+        await settle(pilot)
+        shown = screen_text(app)
+        assert "Send as follow-up" in shown and "Queue the composer text" in shown
+
+
+async def test_prose_keeps_a_readable_measure_on_a_very_wide_screen() -> None:
+    ctx, _model = world([text("word " * 400)])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=(250, 60)) as pilot:
+        app.select_agent("planner")
+        agent.followup(msg("a long answer please", "m1"))
+        await idle(pilot, agent)
+        await settle(pilot)
+        assert app.tree.display and app.inbox.display
+        blocks = list(app.transcript.query("AssistantBlock"))
+        assert blocks and all(b.region.width <= 104 for b in blocks)
+        assert app.transcript.region.width > 140  # the space is there; the measure is kept
