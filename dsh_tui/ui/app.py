@@ -21,6 +21,7 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.css.query import NoMatches
 from textual.markup import escape
+from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Footer
@@ -240,6 +241,7 @@ class DshApp(App[None]):
                          f"Known: {', '.join(sorted(known))}", "warning", timeout=12)
             self.set_keymap({k: v for k, v in self.config.keys.items() if k in known})
         self.set_class(self.read_only, "-read-only")
+        self.size_classes(self.screen)
         set_title(self.tree, "Agents")
         set_title(self.transcript, "Transcript")
         set_title(self.inbox, "Inbox")
@@ -1073,6 +1075,22 @@ class DshApp(App[None]):
         if zoomed and self.screen.has_class("-narrow"):
             self.remove_class("-show-tree")  # one side pane at a time on a narrow screen
         self.call_after_refresh(self._after_toggle, None)
+
+    def size_classes(self, screen: Screen[Any]) -> None:
+        """Give `screen` its width/height classes now. Textual adds them on the screen's
+        first Resize, after a first frame laid out without them (three panes on an 80x24
+        terminal, a dialog at its wide size) that a person would see flash."""
+        width, height = self.size
+        for breakpoints, value in ((self.HORIZONTAL_BREAKPOINTS or [], width),
+                                   (self.VERTICAL_BREAKPOINTS or [], height)):
+            chosen = screen._get_breakpoint_classes(value, breakpoints)
+            for _, name in breakpoints:
+                screen.set_class(name in chosen, name)
+
+    def push_screen(self, screen: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(screen, Screen):
+            self.size_classes(screen)
+        return super().push_screen(screen, *args, **kwargs)
 
     def on_descendant_blur(self) -> None:
         """A pane folded away takes the focus with it (Textual blurs a hidden widget)."""

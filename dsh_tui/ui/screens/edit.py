@@ -40,7 +40,7 @@ class EditScreen(ModalScreen[str | None]):
     EditScreen #edit-title { padding: 0 0 1 0; }
     EditScreen.-short #edit-title { padding: 0; }
     EditScreen #edit-text { height: 12; }
-    EditScreen.-short #edit-text { height: 1fr; min-height: 3; max-height: 12; }
+    EditScreen.-short #edit-text { height: 8; }
     EditScreen #claimed { display: none; color: $warning; text-style: bold; padding: 1 0 0 0; }
     EditScreen.-claimed #claimed { display: block; }
     EditScreen.-claimed > Vertical { border: thick $warning; }
