@@ -11,7 +11,6 @@ import pytest
 from .terminal import Terminal, burst, key
 
 
-
 def _button_row(term: Terminal, *labels: str) -> str:
     """The screen line holding every label (a button row cut by the edge would miss some)."""
     for line in term.lines():
