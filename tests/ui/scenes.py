@@ -99,6 +99,23 @@ async def freeze(pilot: Any, focus: str = "#composer") -> None:
     await pilot.pause()
 
 
+async def steady(pilot: Any) -> None:
+    """Wait until the transcript's content and scroll position stop changing (the panel
+    shrinks a followed transcript while its Markdown is still being laid out), then land
+    on its end."""
+    transcript = pilot.app.transcript
+    last, same = None, 0
+    for _ in range(200):
+        await pilot.pause(0.01)
+        now = (transcript.virtual_size, transcript.size, transcript.scroll_y)
+        same = same + 1 if now == last else 0
+        last = now
+        if same >= 3:
+            break
+    transcript.scroll_end(animate=False, immediate=True)
+    await pilot.pause()
+
+
 def message(text_: str, id_: str, lane: str | None = None, **source: Any) -> Any:
     if source:
         return user_message(text_, id=id_, source=source)
@@ -238,7 +255,9 @@ def breakpoint_scene() -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
                                "inject"))
         planner.followup(message("Which one for bursty writes?", "7d41b0aa"))
         await until(pilot, lambda: pilot.app.breakpoint_panel.pause is not None)
+        await steady(pilot)
         await freeze(pilot, "#continue")
+        await steady(pilot)
 
     return app, run_before
 
