@@ -4,37 +4,59 @@ The world is the stream benchmark's (`build_context`, `JsonlPersistence` under a
 temporary directory, 20 agents through `ctx.agents.create`, the real `DshApp`
 headless at 160x50 with one agent shown), but the agents never stop: each one
 gets a follow-up as soon as its turn ends, and every reply is paced at 250
-chunks/s against the wall clock (5,000 chunks/s offered in total). Replies of the
-shown agent are short (30-200 chunks), so its transcript keeps mounting new
-blocks and pruning old ones; the others write 150-1,500 chunks a reply. The
-window is 60 s (10 s with --quick); nothing goes idle inside it, so the app's
-"collect when everything is idle" never happens.
+chunks/s against the wall clock (5,000 chunks/s offered in total: a working day
+of 20 agents x 50 chunks/s, accelerated five times). Replies of the shown agent
+are short (30-200 chunks), so its transcript keeps mounting new blocks and
+pruning old ones; the others write 150-1,500 chunks a reply. The window is 60 s
+(10 s with --quick); nothing goes idle inside it, so the app's "collect when
+everything is idle" never happens.
 
-Every 2 s it samples RSS (/proc/self/statm), the frozen generation
-(`gc.get_freeze_count()`), the objects the collector still tracks outside it
-(`len(gc.get_objects())`) and the events logged so far. At the end of the window,
-before any agent finishes, it unfreezes and runs one full collection with
-`gc.DEBUG_SAVEALL`, which keeps what it found: that is the cyclic garbage the app
-was holding, sized with `sys.getsizeof`.
+Every soak runs in a process of its own (`--child`), so one soak's freed memory
+cannot hide the next one's growth. Every 2 s it samples RSS (/proc/self/statm),
+the frozen generation (`gc.get_freeze_count()`), the objects the collector still
+tracks outside it (`len(gc.get_objects())`) and the events logged so far. At the
+end of the window, before any agent finishes, it unfreezes and runs one full
+collection with `gc.DEBUG_SAVEALL`, which keeps what it found: that is the cyclic
+garbage the app was holding, sized with `sys.getsizeof`.
+
+The baseline soak is the app as it was before: the GC pacing it had (freeze once
+a second while busy, collect only when everything is idle) and every stream chunk
+kept as a live object for the life of the session (`Session.compact_chunks` off).
 
 Figures:
 - `soak.garbage_mb`: the cyclic garbage held at the end of the window. Baseline:
-  the same soak with the GC pacing the app had before (freeze once a second
-  while busy, collect only when everything is idle), which keeps every piece of
-  garbage that was frozen. Bar: ratio <= 0.5.
+  the baseline soak, which keeps every piece of garbage that was frozen. Bar:
+  ratio <= 0.5.
 - `soak.young_collect_ms`: the longest collection the app ran before a freeze
   (what keeping garbage out of the frozen heap costs). Baseline: one full
   collection of the same heap, timed at the end of the window: the pause a
   periodic "unfreeze and collect" would cost there. Bar <= 50 ms.
 - `soak.p99_lag_ms` / `soak.max_lag_ms`: the lateness of a task that sleeps 10 ms
-  at a time, as in the stream benchmark. Baseline: the old pacing. Bars <= 100 ms
+  at a time, as in the stream benchmark. Baseline: the baseline soak. Bars <= 100 ms
   and <= 250 ms: the soak offers the stream benchmark's load with no pause between
   turns, and its p99 is not held to the stream bar of 50 ms.
-
-RSS is sampled and printed when the benchmark runs alone, but it is not a figure:
-both soaks share one process, and the second reuses the memory the first freed, so
-its RSS growth would read as zero. The session logs dominate it anyway (every
-event stays in memory, ~1 KB each here: ~250 MB a minute at this load).
+- `soak.rss_mb_per_hour`: RSS growth per simulated hour of 20 agents x 50 chunks/s:
+  the least-squares slope of RSS against events logged, over the samples after
+  the first third of the window (warm-up: imports, caches, the event log's ring
+  filling), times the 3.6 million events such an hour logs. Baseline: the same
+  slope in the baseline soak. Bar <= 100 MB/hour.
+- `soak.heap_bytes_per_event`: heap bytes (`tracemalloc`) an event still holds
+  after its step ended. A soak of its own with tracemalloc on (10 agents, replies
+  streamed as fast as the loop goes, since tracemalloc slows every allocation):
+  every agent runs 2 turns (warm-up: imports, Textual's bounded render caches, the
+  event log's chunk ring), then 4 more (1 and 2 with --quick). After each phase
+  every agent is idle, the app has flushed and a full collection ran, so nothing is
+  mid-step when the heap is read. The figure is the heap growth over the second
+  phase per event it logged. Baseline: the same with chunks kept live. Bar <= 64.
+- `soak.readback_p99_lag_ms`: the lag p99 while compacted history is read back,
+  at the real rate (20 agents x 50 chunks/s, not accelerated). The shown agent is
+  seeded with a 100,000-event history, packed as its live steps end; a driver
+  then keeps scrolling its transcript to the top (load older, page after page),
+  searching it (ctrl+f, older match after older match), and opening the event log
+  on its stream chunks (which reads packed chunks back), over and over, one key
+  every 0.1 s as a person holding a key down would. Baseline:
+  the p99 of an equal window just before, in the same process, without the
+  driver. Bar <= 50 ms.
 
 Run alone: `python benchmarks/bench_soak.py [--quick] [--seconds N] [--old]`.
 """
@@ -43,11 +65,14 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+import tracemalloc
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,17 +80,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.bench_stream import SIZE, PacedModel, _lag_probe, _percentile
 from dsh_tui.compose import build_context
-from dsh_tui.harness import AgentOptions, CreateAgentOptions, user_message
+from dsh_tui.harness import AgentOptions, CreateAgentOptions, Session, user_message
+from dsh_tui.harness.eventlog import forget_decoded
 from dsh_tui.harness.persistence import JsonlPersistence
 from dsh_tui.ui.app import DshApp
 
 AGENTS = 20
 RATE = 250.0
+REAL_RATE = 50.0
+"""Chunks/s of one agent in a real working day; RATE runs the soak five times faster."""
+EVENTS_PER_HOUR = AGENTS * REAL_RATE * 3600
 SHOWN_REPLIES = (40, 120, 80, 200, 60, 30)
 OTHER_REPLIES = (300, 900, 150, 1500, 600, 450, 1100, 250)
 SHOWN_PAUSE = 1.0
 """Seconds between a reply of the shown agent and its next follow-up: the person reads."""
 SAMPLE_EVERY = 2.0
+HISTORY_EVENTS = 100_000
+HEAP_AGENTS = 10
+"""Agents of the heap soak: the figure is per event, and tracemalloc makes every one slow."""
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
@@ -134,47 +166,80 @@ def _old_pacing(app: DshApp) -> None:
     pacing.busy = busy  # type: ignore[method-assign]
 
 
-async def soak(duration: float, agents: int = AGENTS, old_pacing: bool = False) -> Soak:
-    with tempfile.TemporaryDirectory() as tmp:
-        models = {f"soak{n}": PacedModel(RATE, SHOWN_REPLIES if n == 0 else OTHER_REPLIES)
-                  for n in range(agents)}
-        ctx = build_context(providers=models, persistence=JsonlPersistence(Path(tmp)),
-                            tools=[], retry=False, system_prompt=None)
-        handles = []
-        for n in range(agents):
-            handles.append(await ctx.agents.create(CreateAgentOptions(
-                session_id=f"soak-{n:02d}",
+class World:
+    """The soak's world: 20 paced agents, persistence in a temporary directory, the app."""
+
+    def __init__(self, tmp: str, agents: int, rate: float, old: bool) -> None:
+        self.models = {f"soak{n}": PacedModel(rate, SHOWN_REPLIES if n == 0 else OTHER_REPLIES)
+                       for n in range(agents)}
+        self.ctx = build_context(providers=self.models, persistence=JsonlPersistence(Path(tmp)),
+                                 tools=[], retry=False, system_prompt=None)
+        self.agents = agents
+        self.old = old
+        self.handles: list[Any] = []
+        self.app: DshApp | None = None
+
+    async def start(self, seed: list[dict[str, Any]] | None = None) -> DshApp:
+        for n in range(self.agents):
+            self.handles.append(await self.ctx.agents.create(CreateAgentOptions(
+                session_id=f"soak-{n:02d}", seed=seed if n == 0 else None,
                 agent_options=AgentOptions(provider=f"soak{n}", model="soak"))))
-        app = DshApp(ctx)
-        if old_pacing:
-            _old_pacing(app)
+        self.app = DshApp(self.ctx)
+        if self.old:
+            _old_pacing(self.app)
+        return self.app
+
+    def drive(self, end: float) -> list[asyncio.Task[None]]:
+        """Keep every agent busy until `end` (wall clock, perf_counter)."""
+        for model in self.models.values():
+            model.end = end
+        return [asyncio.create_task(_keep_busy(h.agent, end, SHOWN_PAUSE if n == 0 else 0.0))
+                for n, h in enumerate(self.handles)]
+
+    async def idle(self, drivers: list[asyncio.Task[None]]) -> None:
+        await asyncio.gather(*drivers)
+        for handle in self.handles:
+            await asyncio.wait_for(handle.agent.when_idle(), 60)
+
+    @property
+    def events(self) -> int:
+        return sum(h.agent.session.seq for h in self.handles)
+
+    async def close(self) -> None:
+        for handle in reversed(self.handles):
+            await handle.dispose()
+        await self.ctx.scope.dispose()
+
+
+async def soak(duration: float, agents: int = AGENTS, old: bool = False) -> Soak:
+    """One window of `duration` s; `old`: the baseline (old pacing, chunks kept live)."""
+    Session.compact_chunks = not old
+    with tempfile.TemporaryDirectory() as tmp:
+        world = World(tmp, agents, RATE, old)
+        app = await world.start()
         lags: list[float] = []
         result = Soak(duration, 0, lags)
         try:
             async with app.run_test(size=SIZE) as pilot:
-                app.select_agent(handles[0].agent.id)
+                app.select_agent(world.handles[0].agent.id)
                 await pilot.pause()
                 gc.collect()  # what starting the app left is not the soak's garbage
                 start = time.perf_counter()
                 end = start + duration
-                for model in models.values():
-                    model.end = end
-                drivers = [asyncio.create_task(_keep_busy(h.agent, end, SHOWN_PAUSE if n == 0
-                                                          else 0.0))
-                           for n, h in enumerate(handles)]
+                drivers = world.drive(end)
                 stop = asyncio.Event()
                 probe = asyncio.create_task(_lag_probe(lags, stop))
                 next_sample = start
                 while (now := time.perf_counter()) < end:
                     if now >= next_sample:
-                        result.samples.append(_sample(now - start, handles))
+                        result.samples.append(_sample(now - start, world.events))
                         next_sample += SAMPLE_EVERY
                     await asyncio.sleep(min(0.05, end - now))
                 stop.set()
                 await probe
                 # Synchronously, before any agent finishes its turn and the app settles.
-                result.samples.append(_sample(time.perf_counter() - start, handles))
-                result.events = sum(h.agent.session.seq for h in handles)
+                result.samples.append(_sample(time.perf_counter() - start, world.events))
+                result.events = world.events
                 result.young_ms = app.gc_pacing.young_pause_max * 1000
                 found, size, _ = _measure_garbage()
                 result.garbage_objects, result.garbage_mb = found, size
@@ -182,21 +247,192 @@ async def soak(duration: float, agents: int = AGENTS, old_pacing: bool = False) 
                 gc.collect()
                 result.collect_ms = (time.perf_counter() - begin) * 1000
                 gc.freeze()
-                await asyncio.gather(*drivers)
-                for handle in handles:
-                    await asyncio.wait_for(handle.agent.when_idle(), 30)
+                await world.idle(drivers)
                 await pilot.pause()
         finally:
-            for handle in reversed(handles):
-                await handle.dispose()
-            await ctx.scope.dispose()
+            await world.close()
             gc.unfreeze()
     return result
 
 
-def _sample(t: float, handles: list[Any]) -> tuple[float, float, int, int, int]:
+def _sample(t: float, events: int) -> tuple[float, float, int, int, int]:
     return (round(t, 1), round(rss_mb(), 1), gc.get_freeze_count(), len(gc.get_objects()),
-            sum(h.agent.session.seq for h in handles))
+            events)
+
+
+def rss_slope_mb_per_hour(samples: list[Any]) -> float:
+    """Least-squares MB per event over the samples after the first third, per hour."""
+    if not samples:
+        return float("nan")
+    horizon = samples[-1][0]
+    points = [(s[4], s[1]) for s in samples if s[0] >= horizon / 3]
+    if len(points) < 3:
+        return float("nan")
+    mean_x = sum(x for x, _ in points) / len(points)
+    mean_y = sum(y for _, y in points) / len(points)
+    var = sum((x - mean_x) ** 2 for x, _ in points)
+    if not var:
+        return float("nan")
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in points) / var
+    return slope * EVENTS_PER_HOUR
+
+
+# ---- heap bytes per finished event -------------------------------------------------------
+
+
+async def _settled_heap(world: World, pilot: Any) -> tuple[int, int]:
+    """(traced heap bytes, events) with every agent idle, the app flushed, garbage gone."""
+    for _ in range(3):
+        world.app.bridge.flush()  # type: ignore[union-attr]
+        await pilot.pause()
+    gc.unfreeze()
+    gc.collect()
+    forget_decoded()
+    return tracemalloc.get_traced_memory()[0], world.events
+
+
+async def _turns(world: World, turns: int) -> None:
+    """Every agent runs `turns` more turns back to back (replies as fast as the loop goes)."""
+    async def one(agent: Any) -> None:
+        for n in range(turns):
+            agent.followup(user_message(f"go on ({n})"))
+            await agent.when_idle()
+
+    await asyncio.gather(*(one(h.agent) for h in world.handles))
+
+
+async def heap_soak(warm: int, turns: int, old: bool) -> dict[str, float]:
+    """Heap growth per event over `turns` turns of every agent, measured with every step ended.
+
+    Replies are not paced here (tracemalloc slows every allocation, and a paced run
+    would log a handful of events): each one streams its chunks with a bare yield
+    between them, so the figure is per event, whatever the machine's speed.
+    """
+    Session.compact_chunks = not old
+    tracemalloc.start()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            world = World(tmp, HEAP_AGENTS, 1e9, old=False)
+            for model in world.models.values():
+                model.end = float("inf")
+            app = await world.start()
+            try:
+                async with app.run_test(size=SIZE) as pilot:
+                    app.select_agent(world.handles[0].agent.id)
+                    await pilot.pause()
+                    await _turns(world, warm)
+                    heap0, events0 = await _settled_heap(world, pilot)
+                    await _turns(world, turns)
+                    heap1, events1 = await _settled_heap(world, pilot)
+            finally:
+                await world.close()
+    finally:
+        tracemalloc.stop()
+        Session.compact_chunks = True
+    return {"bytes_per_event": (heap1 - heap0) / max(1, events1 - events0),
+            "events": events1 - events0}
+
+
+# ---- lag while compacted history is read back ----------------------------------------------
+
+
+KEY_REPEAT = 0.1
+"""Seconds between two keys of the read-back driver: a person holding a key down."""
+
+
+async def _read_back(app: DshApp, pilot: Any, agent_id: str, stop: asyncio.Event,
+                     counts: dict[str, int]) -> None:
+    """Scroll the long transcript to its top, search it, show its chunks in the event log."""
+    while not stop.is_set():
+        app.select_agent(agent_id)
+        await asyncio.sleep(KEY_REPEAT)
+        transcript = app.transcript
+        while transcript.first > 0 and not stop.is_set():
+            await app.action_load_older()
+            counts["pages"] += 1
+            await asyncio.sleep(KEY_REPEAT)
+        app.action_search()
+        await pilot.press(*"fox")
+        for _ in range(5):
+            await asyncio.sleep(KEY_REPEAT)
+            await pilot.press("enter")
+        counts["searches"] += 1
+        await pilot.press("escape")
+        log = app.event_log
+        app.action_toggle_event_log()
+        log.set_filter("chunk")
+        counts["log_lines"] += log.lines_written
+        await asyncio.sleep(KEY_REPEAT)
+        log.set_filter("-chunk")
+        app.action_toggle_event_log()
+        app.transcript.action_follow()
+        await asyncio.sleep(KEY_REPEAT)
+        counts["rounds"] += 1
+
+
+async def readback_soak(duration: float) -> dict[str, Any]:
+    """Two windows at the real rate: plain streaming, then streaming while reading back."""
+    from benchmarks.bench_resume import build_session
+
+    Session.compact_chunks = True
+    seed = [event.to_json() for event in build_session(HISTORY_EVENTS).events]
+    with tempfile.TemporaryDirectory() as tmp:
+        world = World(tmp, AGENTS, REAL_RATE, old=False)
+        app = await world.start(seed)
+        plain: list[float] = []
+        reading: list[float] = []
+        counts = {"pages": 0, "searches": 0, "log_lines": 0, "rounds": 0}
+        try:
+            async with app.run_test(size=SIZE) as pilot:
+                shown = world.handles[0].agent
+                app.select_agent(shown.id)
+                await pilot.pause()
+                drivers = world.drive(time.perf_counter() + 2 * duration + 4.5)
+                await asyncio.sleep(4)  # warm-up: the first steps end, the history is packed
+                for lags, driver in ((plain, False), (reading, True)):
+                    stop = asyncio.Event()
+                    probe = asyncio.create_task(_lag_probe(lags, stop))
+                    task = asyncio.create_task(_read_back(app, pilot, shown.id, stop, counts)) \
+                        if driver else None
+                    await asyncio.sleep(duration)
+                    stop.set()
+                    await probe
+                    if task is not None:
+                        await task
+                packed = shown.session._log.packed_runs
+                await world.idle(drivers)
+        finally:
+            await world.close()
+    return {"plain_p99_ms": _percentile(plain, 0.99) * 1000,
+            "reading_p99_ms": _percentile(reading, 0.99) * 1000,
+            "reading_max_ms": max(reading, default=0.0) * 1000,
+            "packed_runs": packed, **counts}
+
+
+# ---- running children ----------------------------------------------------------------------
+
+
+def _child(spec: dict[str, Any]) -> dict[str, Any]:
+    """Run one soak in a fresh process; its result as a dict."""
+    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child",
+                           json.dumps(spec)], capture_output=True, text=True, check=False)
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT "):])
+    raise RuntimeError(f"soak child {spec} failed:\n{proc.stdout[-2000:]}{proc.stderr[-4000:]}")
+
+
+def _run_child(spec: dict[str, Any]) -> dict[str, Any]:
+    mode = spec["mode"]
+    if mode == "window":
+        asyncio.run(soak(0.5, agents=2, old=spec["old"]))  # warm-up: imports, CSS, caches
+        gc.collect()
+        return asdict(asyncio.run(soak(spec["seconds"], old=spec["old"])))
+    if mode == "heap":
+        return asyncio.run(heap_soak(spec["warm"], spec["turns"], spec["old"]))
+    if mode == "readback":
+        return asyncio.run(readback_soak(spec["seconds"]))
+    raise ValueError(mode)
 
 
 BARS: dict[str, dict[str, Any]] = {
@@ -204,61 +440,84 @@ BARS: dict[str, dict[str, Any]] = {
     "soak.young_collect_ms": {"on": "value", "op": "<=", "limit": 50},
     "soak.p99_lag_ms": {"on": "value", "op": "<=", "limit": 100},
     "soak.max_lag_ms": {"on": "value", "op": "<=", "limit": 250},
+    "soak.rss_mb_per_hour": {"on": "value", "op": "<=", "limit": 100},
+    "soak.heap_bytes_per_event": {"on": "value", "op": "<=", "limit": 64},
+    "soak.readback_p99_lag_ms": {"on": "value", "op": "<=", "limit": 50},
 }
-UNITS = {"soak.garbage_mb": "MB",
-         "soak.young_collect_ms": "ms", "soak.p99_lag_ms": "ms", "soak.max_lag_ms": "ms"}
+UNITS = {"soak.garbage_mb": "MB", "soak.young_collect_ms": "ms", "soak.p99_lag_ms": "ms",
+         "soak.max_lag_ms": "ms", "soak.rss_mb_per_hour": "MB/hour",
+         "soak.heap_bytes_per_event": "B/event", "soak.readback_p99_lag_ms": "ms"}
 
 
 def _figure(name: str, value: float, baseline: float | None) -> dict[str, Any]:
     bar = BARS[name]
     ratio = value / baseline if baseline else None
     subject = value if bar["on"] == "value" else ratio
-    ok = subject is not None and (subject <= bar["limit"] if bar["op"] == "<="
-                                  else subject >= bar["limit"])
+    ok = subject is not None and subject == subject and (
+        subject <= bar["limit"] if bar["op"] == "<=" else subject >= bar["limit"])
     return {"value": round(value, 1), "unit": UNITS[name],
             "baseline": round(baseline, 1) if baseline is not None else None,
             "ratio": round(ratio, 3) if ratio is not None else None, "bar": bar, "ok": ok}
 
 
-def _one(duration: float, old_pacing: bool = False) -> Soak:
-    gc.collect()
-    return asyncio.run(soak(duration, old_pacing=old_pacing))
-
-
 def run(quick: bool = False) -> dict[str, dict[str, Any]]:
     duration = 10.0 if quick else 60.0
-    asyncio.run(soak(0.5, agents=2))  # warm-up: imports, CSS, first-mount caches
-    old = _one(duration, old_pacing=True)
-    new = _one(duration)
-    p99 = _percentile(new.lags, 0.99) * 1000
+    old = _child({"mode": "window", "seconds": duration, "old": True})
+    new = _child({"mode": "window", "seconds": duration, "old": False})
+    turns = {"warm": 1 if quick else 2, "turns": 2 if quick else 4}
+    heap_old = _child({"mode": "heap", **turns, "old": True})
+    heap_new = _child({"mode": "heap", **turns, "old": False})
+    readback = _child({"mode": "readback", "seconds": 8.0 if quick else 20.0})
+    p99 = _percentile(new["lags"], 0.99) * 1000
     return {
-        "soak.garbage_mb": _figure("soak.garbage_mb", new.garbage_mb, old.garbage_mb),
-        "soak.young_collect_ms": _figure("soak.young_collect_ms", new.young_ms,
-                                         new.collect_ms),
+        "soak.garbage_mb": _figure("soak.garbage_mb", new["garbage_mb"], old["garbage_mb"]),
+        "soak.young_collect_ms": _figure("soak.young_collect_ms", new["young_ms"],
+                                         new["collect_ms"]),
         "soak.p99_lag_ms": _figure("soak.p99_lag_ms", p99,
-                                   _percentile(old.lags, 0.99) * 1000),
-        "soak.max_lag_ms": _figure("soak.max_lag_ms", max(new.lags, default=0.0) * 1000,
-                                   max(old.lags, default=0.0) * 1000),
+                                   _percentile(old["lags"], 0.99) * 1000),
+        "soak.max_lag_ms": _figure("soak.max_lag_ms", max(new["lags"], default=0.0) * 1000,
+                                   max(old["lags"], default=0.0) * 1000),
+        "soak.rss_mb_per_hour": _figure("soak.rss_mb_per_hour",
+                                        rss_slope_mb_per_hour(new["samples"]),
+                                        rss_slope_mb_per_hour(old["samples"])),
+        "soak.heap_bytes_per_event": _figure("soak.heap_bytes_per_event",
+                                             heap_new["bytes_per_event"],
+                                             heap_old["bytes_per_event"]),
+        "soak.readback_p99_lag_ms": _figure("soak.readback_p99_lag_ms",
+                                            readback["reading_p99_ms"],
+                                            readback["plain_p99_ms"]),
     }
 
 
-def _print_samples(label: str, result: Soak) -> None:
-    print(f"{label}: {result.events:,} events in {result.seconds:.0f} s, garbage "
-          f"{result.garbage_mb:.1f} MB ({result.garbage_objects:,} objects), full collection "
-          f"{result.collect_ms:.0f} ms, longest collection before a freeze "
-          f"{result.young_ms:.0f} ms, lag p99 "
-          f"{_percentile(result.lags, 0.99) * 1000:.1f} ms max {max(result.lags) * 1000:.1f} ms")
+def _print_samples(label: str, result: dict[str, Any]) -> None:
+    lags = result["lags"]
+    print(f"{label}: {result['events']:,} events in {result['seconds']:.0f} s, garbage "
+          f"{result['garbage_mb']:.1f} MB ({result['garbage_objects']:,} objects), full "
+          f"collection {result['collect_ms']:.0f} ms, longest collection before a freeze "
+          f"{result['young_ms']:.0f} ms, lag p99 {_percentile(lags, 0.99) * 1000:.1f} ms max "
+          f"{max(lags) * 1000:.1f} ms, RSS slope "
+          f"{rss_slope_mb_per_hour(result['samples']):.0f} MB/simulated hour")
     print("    t    rss MB     frozen    tracked     events")
-    for t, rss, frozen, tracked, events in result.samples:
+    for t, rss, frozen, tracked, events in result["samples"]:
         print(f"{t:5.1f} {rss:9.1f} {frozen:10,} {tracked:10,} {events:10,}")
 
 
 if __name__ == "__main__":
+    if "--child" in sys.argv:
+        outcome = _run_child(json.loads(sys.argv[sys.argv.index("--child") + 1]))
+        print("RESULT " + json.dumps(outcome), flush=True)
+        sys.exit(0)
     quick = "--quick" in sys.argv
     seconds = 10.0 if quick else 60.0
     if "--seconds" in sys.argv:
         seconds = float(sys.argv[sys.argv.index("--seconds") + 1])
-    asyncio.run(soak(0.5, agents=2))
     if "--old" in sys.argv:
-        _print_samples("old pacing", _one(seconds, old_pacing=True))
-    _print_samples("pacing", _one(seconds))
+        _print_samples("baseline (old pacing, chunks live)",
+                       _child({"mode": "window", "seconds": seconds, "old": True}))
+    _print_samples("now", _child({"mode": "window", "seconds": seconds, "old": False}))
+    if "--heap" in sys.argv:
+        for old in (True, False):
+            print("heap", "baseline" if old else "now",
+                  _child({"mode": "heap", "warm": 2, "turns": 4, "old": old}))
+    if "--readback" in sys.argv:
+        print("readback", _child({"mode": "readback", "seconds": seconds / 2}))

@@ -27,7 +27,7 @@ from typing import Any
 CHUNK_TYPE = "assistant/chunk"
 MIN_RUN = 16
 """Shorter runs stay as objects: packing them would save less than it costs to read."""
-COMPACT_BUDGET = 20_000
+COMPACT_BUDGET = 4_000
 """Events examined per `compact()` call, so a resumed long log is packed over a few
 steps instead of in one pause."""
 
