@@ -82,12 +82,17 @@ def build_context(
     return ctx
 
 
-def open_log(path: str | os.PathLike[str]) -> Context:
-    """A read-only Context with one idle agent showing the session log at `path`."""
-    from dsh_tui.harness.persistence import read_session_log
+def open_log(path: str | os.PathLike[str], tail_bytes: int | None = None) -> Context:
+    """A read-only Context with one idle agent showing the session log at `path`.
+
+    A plain log bigger than `tail_bytes` is shown by its last `tail_bytes` only (see
+    `persistence/tail.py`), so a gigabyte log opens in a moment and is never held in
+    memory; the transcript says how much came before.
+    """
+    from dsh_tui.harness.persistence.tail import TAIL_BYTES, read_session_tail
     from dsh_tui.harness.readonly import register_log_agent
 
-    header, events = read_session_log(Path(path))
+    header, events, skipped = read_session_tail(Path(path), tail_bytes or TAIL_BYTES)
     ctx = new_world(read_only=True)
-    register_log_agent(ctx, header, events)
+    register_log_agent(ctx, header, events, skipped)
     return ctx

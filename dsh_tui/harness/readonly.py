@@ -26,9 +26,12 @@ class ReadOnlyError(RuntimeError):
 class ReadOnlySession:
     """The read surface of a Session over events kept as recorded."""
 
-    def __init__(self, header: Mapping[str, Any], events: Sequence[SessionEvent]) -> None:
+    def __init__(self, header: Mapping[str, Any], events: Sequence[SessionEvent],
+                 skipped_bytes: int = 0) -> None:
         self._header = MappingProxyType(dict(header))
         self._events = tuple(events)
+        self.skipped_bytes = skipped_bytes
+        """Bytes of the log before `events` that were not read (a huge log's tail view)."""
 
     @property
     def id(self) -> str:
@@ -142,8 +145,8 @@ class ReadOnlyAgent:
 
 
 def register_log_agent(ctx: Context, header: Mapping[str, Any],
-                       events: Sequence[SessionEvent]) -> ReadOnlyAgent:
-    session = ReadOnlySession(header, events)
+                       events: Sequence[SessionEvent], skipped_bytes: int = 0) -> ReadOnlyAgent:
+    session = ReadOnlySession(header, events, skipped_bytes)
     agent = ReadOnlyAgent(ctx, session)
     ctx.registry.enter(agent, None)
     ctx.registry.announce(agent)

@@ -351,6 +351,10 @@ class TranscriptModel:
             self._streaming.add(item.index)
         return item
 
+    def note(self, text: str, level: str = "info") -> Item:
+        """A notice row of the app's own (not from the log)."""
+        return self._add("notice", text=text, level=level)
+
     def _touch(self, item: Item) -> None:
         item.version += 1
         self.dirty.add(item.index)
@@ -799,6 +803,11 @@ class AgentView:
         self.agent = agent
         self.id: str = agent.id
         self.transcript = TranscriptModel()
+        skipped = getattr(getattr(agent, "session", None), "skipped_bytes", 0)
+        if skipped:
+            amount = f"{skipped / 1e6:,.0f} MB" if skipped >= 1e6 else f"{skipped:,} bytes"
+            self.transcript.note(f"… {amount} earlier in this log are not loaded: the view "
+                                 "shows the log's last part only", level="warning")
         self.applied = 0
         self.logged = 0
         self.tombstones: list[Tombstone] = []

@@ -195,6 +195,24 @@ async def test_read_only_view_refuses_sending_and_editing() -> None:
             assert any("Read-only" in n.message for n in app._notifications), action
 
 
+async def test_view_of_a_big_log_shows_its_tail_and_says_what_it_left_out() -> None:
+    """A log bigger than the view's tail is opened by its end: the last turn is on screen,
+    the transcript's first row says how much earlier history was not loaded, and the
+    events held are only the tail's."""
+    path = FIXTURES / "fresh-round-trip.jsonl"
+    whole = open_log(path).agents.list()[0].session.events
+    ctx = open_log(path, tail_bytes=path.stat().st_size // 3)
+    agent = ctx.agents.list()[0]
+    assert 0 < len(agent.session.events) < len(whole)
+    assert agent.session.events[-1].to_json() == whole[-1].to_json()
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        items = app.bridge.views[agent.id].transcript.items
+        assert items[0].kind == "notice" and "earlier in this log are not loaded" in items[0].text
+        assert "DONE" in screen_text(app) or "WEB_E2E_OK" in screen_text(app)
+
+
 async def test_markup_and_escapes_are_shown_literally() -> None:
     ctx, _ = world([text("model says [bold]x[/bold] and \x1b[31mred\x1b[0m")])
     agent = await add_agent(ctx, "planner", "planner")

@@ -85,8 +85,13 @@ def read_session_log(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list
         raise SessionLogError(f"{file}: not a session log (line 1 is not a session header)")
     lines = text[end + 1:].split(b"\n")
     lines.pop()  # bytes after the last newline: a torn tail, never a committed record
+    return viewer_header(first), events_of_lines(file, lines, 2)
+
+
+def events_of_lines(file: Path, lines: list[bytes], first_line_no: int) -> list[SessionEvent]:
+    """The events of complete record lines, tolerantly (see the module docstring)."""
     events: list[SessionEvent] = []
-    for line_no, line in enumerate(lines, start=2):
+    for line_no, line in enumerate(lines, start=first_line_no):
         try:
             value = parse_line(line)
         except (ValueError, RecursionError):
@@ -105,4 +110,4 @@ def read_session_log(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list
             log.warning("%s: line %d is not an event record; skipped", file, line_no)
             continue
         events.append(event)
-    return viewer_header(first), events
+    return events
