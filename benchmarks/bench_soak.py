@@ -50,7 +50,7 @@ Figures:
   phase per event it logged. Baseline: the same with chunks kept live. Bar <= 64.
 - `soak.readback_p99_lag_ms`: the lag p99 while compacted history is read back,
   at the real rate (20 agents x 50 chunks/s, not accelerated). The shown agent is
-  seeded with a 100,000-event history, packed as its live steps end; a driver
+  seeded with a 100,000-event history, packed up front (`session.pack()`); a driver
   then keeps scrolling its transcript to the top (load older, page after page),
   searching it (ctrl+f, older match after older match), and opening the event log
   on its stream chunks (which reads packed chunks back), over and over, one key
@@ -385,10 +385,12 @@ async def readback_soak(duration: float) -> dict[str, Any]:
         try:
             async with app.run_test(size=SIZE) as pilot:
                 shown = world.handles[0].agent
+                shown.session.pack()  # the resumed history, packed up front
+                await world.ctx.sessions.flush(shown.session)  # and written out
                 app.select_agent(shown.id)
                 await pilot.pause()
                 drivers = world.drive(time.perf_counter() + 2 * duration + 4.5)
-                await asyncio.sleep(4)  # warm-up: the first steps end, the history is packed
+                await asyncio.sleep(4)  # warm-up: every agent is mid-reply
                 for lags, driver in ((plain, False), (reading, True)):
                     stop = asyncio.Event()
                     probe = asyncio.create_task(_lag_probe(lags, stop))

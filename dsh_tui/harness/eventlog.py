@@ -116,6 +116,11 @@ class EventLog:
         self._len += 1
 
     @property
+    def cursor(self) -> int:
+        """Every seq below it has been examined by `compact()`."""
+        return self._cursor
+
+    @property
     def packed_runs(self) -> int:
         return sum(1 for seg in self._segs if isinstance(seg, ChunkRun))
 

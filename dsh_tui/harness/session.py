@@ -541,6 +541,24 @@ class Session:
                     return turn
         return 0
 
+    def pack(self) -> int:
+        """Pack every finished run of stream chunks now; returns how many events were packed.
+
+        Steps pack their own chunks as they end, and a seed (a resumed log) is packed a
+        few thousand events per step end; this does all of it at once, for a caller
+        with a quiet moment (or a benchmark that wants a packed history up front).
+        The chunks of a step still streaming are left alone.
+        """
+        if not Session.compact_chunks:
+            return 0
+        tail = len(self._log)
+        for event in self._log.riter(tail):  # stop before an open step's chunks
+            if event.type != "assistant/chunk":
+                break
+            tail -= 1
+        return self._log.compact(budget=tail - self._log.cursor) if tail > self._log.cursor \
+            else 0
+
     # -- writing ------------------------------------------------------------------------------
 
     def append(self, type: str, data: Any = None, *, surface_op: Any = None,

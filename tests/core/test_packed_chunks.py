@@ -166,3 +166,22 @@ def test_property_event_log_reads_like_a_list(operations):
     for start in range(0, len(model), 7):
         assert [e.seq for e in log.iter(start, start + 11)] == \
             list(range(start, min(len(model), start + 11)))
+
+
+def test_rule_a_seed_is_packed_over_later_step_ends_or_at_once_by_pack():
+    """A resumed log is not packed while it is seeded (the loader's events stay as given);
+    step ends pack it a budget at a time, and `pack()` packs it at once, leaving the chunks
+    of a step still streaming alone."""
+    source = _long_session(steps=8, chunks=300)
+    seed = [event.to_json() for event in source.events]
+    resumed = Session("packed", seed, source.header, restore=True)
+    assert resumed._log.packed_runs == 0
+    resumed.append("turn/start", {"turn": 2})
+    resumed.append("step/start", {"turn": 2, "step": 1})
+    open_chunks = [resumed.append("assistant/chunk", {"turn": 2, "step": 1, "chunk": {
+        "type": "text-delta", "index": 0, "text": str(i)}}) for i in range(40)]
+    assert resumed.pack() == 8 * 300
+    assert resumed._log.packed_runs == 8
+    assert all(resumed.events[e.seq] is e for e in open_chunks)
+    assert [e.to_json() for e in resumed.events[:len(seed)]] == seed
+    assert resumed.pack() == 0

@@ -21,8 +21,8 @@ from .header import looks_like_header, viewer_header
 from .reader import events_of_lines, read_session_log
 from .scan import parse_line
 
-TAIL_BYTES = 16 * 1024 * 1024
-"""What `dsh-tui view` reads of a big plain log: its last 16 MB (about 130,000 events)."""
+TAIL_BYTES = 4 * 1024 * 1024
+"""What `dsh-tui view` reads of a big plain log: its last 4 MB (about 30,000 events)."""
 
 _HEADER_LIMIT = 1024 * 1024
 

@@ -264,9 +264,11 @@ class Transcript(VerticalScroll):
         view = self.view
         if view is None or self.first == 0 or self._loading_page:
             return
+        anchor = self.blocks.get(self.first)
+        if anchor is not None and anchor.parent is not self:
+            return  # the window is being (re)built: its blocks are not mounted yet
         self._loading_page = True
         try:
-            anchor = self.blocks.get(self.first)
             start = max(0, self.first - self.PAGE)
             widgets = []
             for item in view.transcript.items[start:self.first]:
