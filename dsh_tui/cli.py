@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,23 +50,35 @@ class _Parser(argparse.ArgumentParser):
         raise CliError(f"{message} (dsh-tui --help lists the options)")
 
 
+def _global_options(parser: argparse.ArgumentParser, *, after: bool = False) -> None:
+    """The options every command takes. Added to the main parser (defaults None) and, with
+    `after`, to each subcommand with no default, so `dsh-tui sessions --data-dir X` works
+    like `dsh-tui --data-dir X sessions` and a value given before is not reset after."""
+    extra: dict[str, Any] = {"default": argparse.SUPPRESS} if after else {}
+    parser.add_argument("--provider", help="demo, deepseek or openai-compatible "
+                                           "(default: deepseek with DEEPSEEK_API_KEY, else demo)",
+                        **extra)
+    parser.add_argument("--model", help="model name (deepseek default: deepseek-v4-flash)",
+                        **extra)
+    parser.add_argument("--base-url", help="an OpenAI-compatible server (vLLM, llama.cpp, "
+                                           "Ollama…)", **extra)
+    parser.add_argument("--theme", help="dark, light, high-contrast or any Textual theme",
+                        **extra)
+    parser.add_argument("--resume", metavar="ID", help="reopen a saved session by id", **extra)
+    parser.add_argument("--config", type=Path, help="config file (default: the platformdirs "
+                                                    "config dir's dsh-tui/config.toml)", **extra)
+    parser.add_argument("--data-dir", type=Path, help="where sessions are saved (default: the "
+                                                      "platformdirs data dir)", **extra)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="dsh-tui", description="Watch and steer several LLM agents at once.")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
-    parser.add_argument("--provider", help="demo, deepseek or openai-compatible "
-                                           "(default: deepseek with DEEPSEEK_API_KEY, else demo)")
-    parser.add_argument("--model", help="model name (deepseek default: deepseek-v4-flash)")
-    parser.add_argument("--base-url", help="an OpenAI-compatible server (vLLM, llama.cpp, Ollama…)")
-    parser.add_argument("--theme", help="dark, light, high-contrast or any Textual theme")
-    parser.add_argument("--resume", metavar="ID", help="reopen a saved session by id")
-    parser.add_argument("--config", type=Path, help="config file (default: the platformdirs "
-                                                    "config dir's dsh-tui/config.toml)")
-    parser.add_argument("--data-dir", type=Path, help="where sessions are saved (default: the "
-                                                      "platformdirs data dir)")
+    _global_options(parser)
     commands = parser.add_subparsers(dest="command", parser_class=_Parser)
     view = commands.add_parser("view", help="open a session log read-only")
     view.add_argument("file", type=Path)
-    commands.add_parser("sessions", help="list saved sessions")
+    sessions = commands.add_parser("sessions", help="list saved sessions")
     export = commands.add_parser("export", help="write a session as Markdown or plain JSONL")
     export.add_argument("session", metavar="ID|FILE",
                         help="a saved session's id (dsh-tui sessions) or a log file")
@@ -77,6 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1",
                        help="the address to listen on (default 127.0.0.1: this machine only)")
     serve.add_argument("--port", type=int, default=8000, help="default 8000")
+    for command in (view, sessions, export, serve):
+        _global_options(command, after=True)
     return parser
 
 
@@ -96,7 +111,10 @@ def main(argv: list[str] | None = None) -> int:
             return serve_app(args)
         return run_app(args)
     except CliError as error:
-        print(f"dsh-tui: {error}", file=sys.stderr)
+        from dsh_tui.harness.safe_text import one_line
+
+        # One line, whatever the message quotes (a path, a config value, a server's words).
+        print(f"dsh-tui: {one_line(str(error), 2000)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
@@ -213,27 +231,34 @@ def run_view(args: argparse.Namespace) -> int:
 
 
 def list_sessions(args: argparse.Namespace) -> int:
-    import datetime as dt
-
     persistence = _persistence(args)
     headers = persistence.list_sessions()
     if not headers:
         print(f"no saved sessions in {persistence.root}")
         return 0
     for header in headers:
-        created = header.get("createdAt")
-        when = dt.datetime.fromtimestamp(created / 1000).strftime("%Y-%m-%d %H:%M") \
-            if isinstance(created, int) else "?"
-        summary = persistence.describe(header)
-        line = f"{when}  {header.get('id')}"
-        if summary.get("title"):
-            line += f"  “{summary['title']}”"
-        if header.get("origin") == "subagent":
-            line += f"  (sub-agent of {header.get('parentSession')})"
-        if summary.get("preview"):
-            line += f"  — {summary['preview']}"
-        print(line)
+        print(session_line(header, persistence.describe(header)))
     return 0
+
+
+def session_line(header: Mapping[str, Any], summary: Mapping[str, Any]) -> str:
+    """One `dsh-tui sessions` row. Titles and first prompts are outside text (a model
+    names its sub-agents through `spawn_agent`), so every part is made visible-safe."""
+    import datetime as dt
+
+    from dsh_tui.harness.safe_text import visible_label
+
+    created = header.get("createdAt")
+    when = dt.datetime.fromtimestamp(created / 1000).strftime("%Y-%m-%d %H:%M") \
+        if isinstance(created, int) else "?"
+    line = f"{when}  {visible_label(str(header.get('id')))}"
+    if summary.get("title"):
+        line += f"  “{visible_label(str(summary['title']))}”"
+    if header.get("origin") == "subagent":
+        line += f"  (sub-agent of {visible_label(str(header.get('parentSession')))})"
+    if summary.get("preview"):
+        line += f"  — {visible_label(str(summary['preview']))}"
+    return line
 
 
 def export_session(args: argparse.Namespace) -> int:

@@ -40,6 +40,8 @@ from .models import (
     format_tokens,
     lane_of,
     source_for,
+    visible,
+    visible_label,
     with_lane,
 )
 from .screens.confirm import ConfirmScreen
@@ -70,7 +72,7 @@ def set_title(widget: Any, title: str, attr: str = "border_title") -> None:
     if getattr(widget, cache, None) == title:
         return
     setattr(widget, cache, title)
-    setattr(widget, attr, Content(title))
+    setattr(widget, attr, Content(visible_label(title)))
 
 
 class DshCommands(Provider):
@@ -87,7 +89,7 @@ class DshCommands(Provider):
             yield f"theme: {name}", "Switch to this theme (remembered)", \
                 partial(setattr, app, "theme", name)
         for view in list(app.bridge.views.values()):
-            yield f"agent: {view.name}", f"Select {view.id}", \
+            yield f"agent: {view.name}", f"Select {visible_label(view.id)}", \
                 partial(app.select_agent, view.id, focus_tree=True)
 
     async def discover(self) -> Hits:
@@ -274,7 +276,7 @@ class DshApp(App[None]):
 
     def say(self, message: str, severity: str = "information", timeout: float = 5) -> None:
         """A notification whose text is never parsed as markup (names come from agents)."""
-        self.notify(message, severity=severity, timeout=timeout, markup=False)  # type: ignore[arg-type]
+        self.notify(visible(message), severity=severity, timeout=timeout, markup=False)  # type: ignore[arg-type]
 
     # -- the flush: one batch of changes, one render per widget --------------------------------
 

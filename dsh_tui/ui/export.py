@@ -22,9 +22,10 @@ from typing import Any
 
 from dsh_tui.harness.jsonvalue import dumps_compact
 from dsh_tui.harness.readonly import ReadOnlyInbox, ReadOnlySession
+from dsh_tui.harness.safe_text import terminal_safe_json
 from dsh_tui.harness.session import SessionEvent
 
-from .models import Item, TranscriptModel, format_duration, lane_of, visible
+from .models import Item, TranscriptModel, format_duration, lane_of, visible, visible_label
 
 FORMATS = ("md", "jsonl")
 
@@ -33,15 +34,15 @@ _BACKTICKS = re.compile(r"`+")
 
 def export_jsonl(header: Mapping[str, Any], events: Sequence[SessionEvent]) -> Iterator[str]:
     """The lines of the log (without newlines): the header as recorded, then every event."""
-    yield dumps_compact({"type": "session", **header})
+    yield terminal_safe_json(dumps_compact({"type": "session", **header}))
     for event in events:
-        yield dumps_compact(event.to_json())
+        yield terminal_safe_json(dumps_compact(event.to_json()))
 
 
 def export_markdown(header: Mapping[str, Any], events: Sequence[SessionEvent]) -> str:
     model = TranscriptModel()
     model.apply_all(events)
-    session_id = visible(str(header.get("id", "session")))
+    session_id = visible_label(str(header.get("id", "session")))
     lines = [f"# {model.title or session_id}", ""]
     facts = [f"session `{session_id}`"]
     created = header.get("createdAt")
@@ -49,9 +50,9 @@ def export_markdown(header: Mapping[str, Any], events: Sequence[SessionEvent]) -
         facts.append(dt.datetime.fromtimestamp(created / 1000, dt.UTC).strftime(
             "%Y-%m-%d %H:%M UTC"))
     if model.model_label:
-        facts.append(f"model {visible(model.model_label)}")
+        facts.append(f"model {visible_label(model.model_label)}")
     if header.get("origin") == "subagent" and header.get("parentSession"):
-        facts.append(f"sub-agent of `{visible(str(header['parentSession']))}`")
+        facts.append(f"sub-agent of `{visible_label(str(header['parentSession']))}`")
     if model.input_tokens or model.output_tokens:
         facts.append(f"{model.input_tokens:,} tokens in, {model.output_tokens:,} out")
     lines += [" · ".join(facts), ""]
@@ -92,7 +93,7 @@ def _item_lines(item: Item) -> list[str]:
 
 def _tool_lines(item: Item) -> list[str]:
     took = item.duration
-    head = f"**Tool `{visible(item.name or 'tool')}`**"
+    head = f"**Tool `{visible_label(item.name or 'tool')}`**"
     if item.result is None:
         head += " (no result logged)"
     elif item.is_error:

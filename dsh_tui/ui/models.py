@@ -19,19 +19,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dsh_tui.harness.safe_text import (  # noqa: F401  (re-exported for the widgets)
+    visible,
+    visible_input,
+    visible_label,
+)
+
 # ---- text hygiene ----------------------------------------------------------------------------
 
-_CONTROL_TABLE: dict[int, str] = {code: chr(0x2400 + code) for code in range(0x20)
-                                  if code not in (0x09, 0x0A)}
-_CONTROL_TABLE[0x7F] = "\u2421"
-_CONTROL_TABLE.update({code: "\ufffd" for code in range(0x80, 0xA0)})
-
-
-def visible(text: str) -> str:
-    """Make control characters visible (ESC becomes ␛) so no escape sequence reaches the
-    terminal from model or user text; tabs and newlines are kept."""
-    return text.translate(_CONTROL_TABLE)
-
+# One rule for every sink lives in dsh_tui.harness.safe_text (the CLI uses it too);
+# `visible` and `visible_label` are imported from here by the widgets.
 
 def one_line(text: str, limit: int = 120) -> str:
     """First non-empty line of `text`, shortened to `limit` characters, made visible."""
@@ -462,7 +459,7 @@ class TranscriptModel:
     def _on_title(self, event: Any, data: Mapping[str, Any]) -> None:
         title = data.get("title")
         if isinstance(title, str) and title.strip():
-            self.title = visible(title.strip())
+            self.title = visible_label(title.strip())
 
     def _on_request_header(self, event: Any, data: Mapping[str, Any]) -> None:
         header = data.get("header")
@@ -823,7 +820,7 @@ class AgentView:
     @property
     def name(self) -> str:
         """The display name: the latest `session/title`, else the agent id."""
-        return self.transcript.title or self.id
+        return self.transcript.title or visible_label(self.id)
 
     @property
     def model(self) -> str:

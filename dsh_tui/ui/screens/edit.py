@@ -17,8 +17,9 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
-from ..models import short_id
+from ..models import short_id, visible_label
 from ..widgets.blocks import lane_badge
+from ..widgets.composer import SafeTextArea
 
 SaveCallback = Callable[[str], bool]
 SendCallback = Callable[[str, str], None]
@@ -69,9 +70,9 @@ class EditScreen(ModalScreen[str | None]):
             yield Static(Content.assemble((self.what, "bold"), "  ",
                                           lane_badge(self.lane), "  ",
                                           (f"#{short_id(self.message.id)}", "$text-muted"),
-                                          ("  for ", "$text-muted"), (self.agent_name, "bold")),
+                                          ("  for ", "$text-muted"), (visible_label(self.agent_name), "bold")),
                          id="edit-title")
-            yield TextArea(self.message.text, id="edit-text", soft_wrap=True,
+            yield SafeTextArea(self.message.text, id="edit-text", soft_wrap=True,
                            tab_behavior="focus")
             yield Static(id="claimed")
             with Horizontal(id="edit-buttons"):

@@ -14,7 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from ..models import visible
+from ..models import visible_label
 
 
 def _when(header: Mapping[str, Any]) -> str:
@@ -28,21 +28,21 @@ def session_prompt(header: Mapping[str, Any], live: bool,
                    summary: Mapping[str, Any] | None = None) -> Content:
     """One row: when, title (or id), then the first prompt, dimmed, and its lineage."""
     summary = summary or {}
-    session_id = visible(str(header.get("id", "?")))
+    session_id = visible_label(str(header.get("id", "?")))
     title = summary.get("title")
     parts: list[Any] = [(_when(header), "$text-muted"), "  "]
     if isinstance(title, str) and title and title != session_id:
-        parts += [(visible(title), "bold"), (f"  {session_id}", "$text-muted")]
+        parts += [(visible_label(title), "bold"), (f"  {session_id}", "$text-muted")]
     else:
         parts.append((session_id, "bold"))
     if header.get("origin") == "subagent":
-        parts.append((f"  sub-agent of {visible(str(header.get('parentSession', '?')))}",
+        parts.append((f"  sub-agent of {visible_label(str(header.get('parentSession', '?')))}",
                       "$text-muted"))
     if live:
         parts.append(("  ● open", "$success"))
     preview = summary.get("preview")
     if isinstance(preview, str) and preview:
-        parts += ["\n", ("   ", ""), (visible(preview), "$text-muted italic")]
+        parts += ["\n", ("   ", ""), (visible_label(preview), "$text-muted italic")]
     return Content.assemble(*parts)
 
 

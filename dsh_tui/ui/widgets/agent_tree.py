@@ -18,7 +18,7 @@ from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from ..models import AgentView
+from ..models import AgentView, visible_label
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
@@ -84,7 +84,7 @@ class AgentTree(Tree[str]):
             parent.allow_expand = True
             parent.expand()
         view = views.get(agent.id)
-        label = self.label_for(view) if view is not None else Text(agent.id)
+        label = self.label_for(view) if view is not None else Text(visible_label(agent.id))
         node = parent.add(label, data=agent.id, expand=True, allow_expand=False)
         self.nodes[agent.id] = node
         return node

@@ -17,7 +17,7 @@ from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets._markdown import MarkdownBlock, MarkdownFence
 
-from ..models import Item, format_duration, last_line, one_line, short_id, visible
+from ..models import Item, format_duration, last_line, one_line, short_id, visible, visible_label
 
 LANE_GLYPH = {"follow-up": "↩", "steer": "⚑", "inject": "✚", "context": "◇", "message": "•"}
 LANE_STYLE = {"follow-up": "$lane-followup", "steer": "$lane-steer", "inject": "$lane-inject",
@@ -345,7 +345,7 @@ class ToolBlock(Static, TranscriptBlock):
         else:
             status = Content.styled(f"✓ {format_duration(item.duration)}".rstrip(),
                                     "bold $success")
-        head = Content.assemble(("⚙ ", "$secondary"), (visible(item.name or "tool"), "bold"),
+        head = Content.assemble(("⚙ ", "$secondary"), (visible_label(item.name or "tool"), "bold"),
                                 " ", status)
         if self.expanded:
             body = [Content.styled("arguments", "$text-muted"), Content(visible(_cap(

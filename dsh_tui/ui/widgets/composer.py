@@ -17,11 +17,34 @@ from typing import Any, ClassVar
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.widgets import TextArea
+from textual.widgets.text_area import EditResult, Location
+
+from ..models import visible_input
 
 HISTORY_LIMIT = 200
 
 
-class Composer(TextArea):
+class SafeTextArea(TextArea):
+    """A TextArea that never holds a raw control character.
+
+    A TextArea draws its document as is, so a pasted ESC or NUL (or a queued message
+    that carried one into the edit dialog) would reach the terminal raw. Everything
+    typed, pasted or loaded passes the shared rule first: controls become visible
+    symbols (and are sent that way), CRLF and CR become newlines.
+    """
+
+    def __init__(self, text: str = "", **kwargs: Any) -> None:
+        super().__init__(visible_input(text), **kwargs)
+
+    def _replace_via_keyboard(self, insert: str, start: Location,
+                              end: Location) -> EditResult | None:
+        return super()._replace_via_keyboard(visible_input(insert), start, end)
+
+    def load_text(self, text: str) -> None:
+        super().load_text(visible_input(text))
+
+
+class Composer(SafeTextArea):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "followup", "Follow-up", id="followup", priority=False),
         Binding("ctrl+s", "steer", "Steer", id="steer"),

@@ -21,7 +21,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Checkbox, Input, Log
 
 from ..bridge import Bridge, LogEntry
-from ..models import compact_json, short_id, visible
+from ..models import compact_json, short_id, visible, visible_label
 
 DEFAULT_FILTER = "-chunk"
 MAX_LINES = 5000
@@ -63,8 +63,9 @@ def summarize(entry: LogEntry) -> str:
 
 def format_entry(entry: LogEntry, *, with_agent: bool) -> str:
     marker = f"{entry.seq:>6}" if entry.durable and entry.seq is not None else "     ~"
-    who = f"{entry.agent_id[:18]:<18} " if with_agent else ""
-    return f"{marker} {who}{entry.type:<24} {summarize(entry)}"
+    # The type and agent id come from the log (a crafted `dsh-tui view` file): never raw.
+    who = f"{visible_label(entry.agent_id[:18]):<18} " if with_agent else ""
+    return f"{marker} {who}{visible_label(entry.type):<24} {summarize(entry)}"
 
 
 class EventLog(Vertical):
