@@ -137,8 +137,111 @@ def in_band_failure(error: Any, label: str) -> LlmFailure:
     return make_failure(clip(message), code)
 
 
+REDACTED = "***"
+MIN_SECRET = 6
+"""Shorter strings are not treated as secrets: a test's `api_key="k"` would otherwise
+turn every "k" of a stream into `***`, and no real key is that short."""
+
+
 def redact(text: str, secret: str | None) -> str:
     """Remove a secret from text that may be shown or logged (a gateway may echo it)."""
     if not secret or secret not in text:
         return text
-    return text.replace(secret, "***")
+    return text.replace(secret, REDACTED)
+
+
+def redact_all(value: Any, secrets: tuple[str, ...]) -> Any:
+    """`value` with every secret removed from every string value in it, nested ones
+    included: a failure record stores a message, a code, a request id and provider facts,
+    and a proxy may echo the key into any of them."""
+    secrets = tuple(s for s in secrets if len(s) >= MIN_SECRET)
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        for secret in secrets:
+            value = redact(value, secret)
+        return value
+    if isinstance(value, Mapping):
+        return {k: redact_all(v, secrets) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_all(v, secrets) for v in value]
+    return value
+
+
+_DELTA_FIELDS = {"text-delta": "text", "reasoning-delta": "text",
+                 "tool-call-delta": "argumentsDelta"}
+
+
+class SecretFilter:
+    """Removes a secret from a chunk stream, even one the model spells over several deltas.
+
+    Chunk boundaries stay as the server sent them wherever possible (the log replays them):
+    a delta's tail is held back only when it is at least `HOLD` characters of the secret's
+    start (rare in prose), and released with the block's next delta or just before its
+    `block-end`. A shorter start (one or two characters, which say nothing) is let through,
+    and the rest of the secret is replaced when the next delta brings it. The `block-end`'s
+    assembled block and every other chunk are redacted whole.
+    """
+
+    HOLD = 3
+
+    __slots__ = ("_held", "_secrets", "_tails")
+
+    def __init__(self, secrets: tuple[str, ...]) -> None:
+        self._secrets = tuple(s for s in secrets if len(s) >= MIN_SECRET)
+        self._held: dict[int, tuple[dict[str, Any], str]] = {}
+        self._tails: dict[int, str] = {}  # the last characters released per block
+
+    def feed(self, chunk: dict[str, Any]) -> list[dict[str, Any]]:
+        if not self._secrets:
+            return [chunk]
+        kind = chunk.get("type")
+        field = _DELTA_FIELDS.get(str(kind))
+        if field is not None and isinstance(chunk.get(field), str):
+            return self._delta(chunk, field)
+        out: list[dict[str, Any]] = []
+        if kind == "block-end":
+            out += self._release(chunk.get("index"))
+        elif kind in ("finish", "usage"):
+            for index in list(self._held):
+                out += self._release(index)
+        out.append(redact_all(chunk, self._secrets))
+        return out
+
+    def _delta(self, chunk: dict[str, Any], field: str) -> list[dict[str, Any]]:
+        index = chunk.get("index")
+        key = index if isinstance(index, int) else -1
+        _, held = self._held.pop(key, (chunk, ""))
+        text = redact_all(held + chunk[field], self._secrets)
+        tail = self._tails.get(key, "")
+        keep = 0
+        for secret in self._secrets:
+            for n in range(len(secret) - 1, 0, -1):  # a start already released: finish it
+                if tail.endswith(secret[:n]) and text.startswith(secret[n:]):
+                    text = REDACTED + text[len(secret) - n:]
+                    break
+            joined = tail + text
+            for n in range(len(secret) - 1, self.HOLD - 1, -1):  # a start worth holding
+                if joined.endswith(secret[:n]):
+                    keep = max(keep, min(n, len(text)))
+                    break
+        out = dict(redact_all(chunk, self._secrets))
+        if keep:
+            self._held[key] = (out, text[-keep:])
+            text = text[:-keep]
+        out[field] = text
+        self._tails[key] = (tail + text)[-max(len(s) for s in self._secrets):]
+        if not text and field != "argumentsDelta":
+            return []
+        return [out]
+
+    def _release(self, index: Any) -> list[dict[str, Any]]:
+        key = index if isinstance(index, int) else -1
+        held = self._held.pop(key, None)
+        if held is None:
+            return []
+        chunk, text = held
+        field = _DELTA_FIELDS[str(chunk.get("type"))]
+        self._tails[key] = (self._tails.get(key, "") + text)[-max(
+            len(s) for s in self._secrets):]
+        return [{**chunk, field: text}]

@@ -36,7 +36,7 @@ from dsh_tui.harness.llm_types import (
 from dsh_tui.harness.signal import CancelSignal
 
 from .blocks import failed_finish
-from .errors import clip, http_failure, redact, request_id_of
+from .errors import SecretFilter, clip, http_failure, redact_all, request_id_of
 from .guard import StreamAborted, StreamGuard, StreamStalled
 from .sse import SseComment, SseParser
 from .translate import ChatStreamTranslator
@@ -270,14 +270,20 @@ class OpenAICompatibleProvider:
     # -- streaming --------------------------------------------------------------------------------
 
     async def stream(self, request: LlmRequest) -> AsyncIterator[StreamChunk]:
-        """One model response as StreamChunks, ending with exactly one `finish`."""
+        """One model response as StreamChunks, ending with exactly one `finish`.
+
+        Nothing the server sent reaches the caller with the API key in it: a proxy may
+        echo the key into a header, an error body or the streamed text itself.
+        """
         signal: CancelSignal | None = request.get("signal")
         guard = StreamGuard(signal, self.idle_timeout)
         facts = _CallFacts()
         key: str | None = None
+        secrets = SecretFilter(self._secrets(None))
         try:
             try:
                 key = self.credential()
+                secrets = SecretFilter(self._secrets(key))
                 exchange = self._exchange(request, key, guard, facts)
             except LlmError as error:
                 yield failed_finish(self._scrub(error.failure, key, facts), aborted=guard.aborted)
@@ -285,21 +291,29 @@ class OpenAICompatibleProvider:
             async with contextlib.aclosing(exchange) as chunks:
                 try:
                     async for chunk in chunks:
-                        yield chunk
+                        for out in secrets.feed(chunk):
+                            yield out
                 except LlmError as error:
                     failure = self._scrub(error.failure, key, facts)
                     log.info("%s request failed: %s %s", self.name, failure["code"],
                              failure["message"])
-                    yield failed_finish(failure, aborted=guard.aborted)
+                    for out in secrets.feed(failed_finish(failure, aborted=guard.aborted)):
+                        yield out
         finally:
             guard.close()
 
+    def _secrets(self, key: str | None) -> tuple[str, ...]:
+        """What must never be stored or shown: the key, and a password in the base URL."""
+        password = httpx.URL(self.base_url).password
+        return tuple(s for s in (key, password) if s)
+
     def _scrub(self, failure: LlmFailure, key: str | None, facts: _CallFacts) -> LlmFailure:
-        scrubbed = dict(failure)
-        scrubbed["message"] = redact(str(scrubbed.get("message", "")), key) or scrubbed["code"]
+        secrets = self._secrets(key)
+        scrubbed = redact_all(dict(failure), secrets)
+        scrubbed["message"] = str(scrubbed.get("message", "")) or scrubbed["code"]
         if facts.request_id and "requestId" not in scrubbed:
-            scrubbed["requestId"] = facts.request_id
-        return scrubbed  # type: ignore[return-value]
+            scrubbed["requestId"] = redact_all(facts.request_id, secrets)
+        return scrubbed  # type: ignore[no-any-return]
 
     async def _exchange(self, request: Mapping[str, Any], key: str | None, guard: StreamGuard,
                         facts: _CallFacts) -> AsyncGenerator[StreamChunk, None]:
@@ -342,8 +356,10 @@ class OpenAICompatibleProvider:
                 if data is None:
                     break
                 for item in parser.feed(data):
-                    if isinstance(item, SseComment):
-                        continue  # transport liveness only: no content progress
+                    if isinstance(item, SseComment) or not item.data.strip():
+                        # Transport liveness only, no content progress: a comment, or an
+                        # event whose data is empty (dispatched by the SSE rules, means nothing).
+                        continue
                     guard.progress()
                     if item.data.strip() == "[DONE]":
                         closing = translator.close()

@@ -29,9 +29,18 @@ from dsh_tui.harness.llm_types import FinishReason, LlmError, StreamChunk, Token
 from .blocks import BlockWriter, OpenBlock
 from .errors import in_band_failure
 
+ERROR_FINISH_REASONS = frozenset({"insufficient_system_resource"})
+"""Reasons that mean the server failed the generation (DeepSeek: out of capacity)."""
+
 
 def map_finish_reason(reason: str | None, *, has_tool_calls: bool) -> FinishReason:
-    """Wire `finish_reason` → harness finish (no reason at all is `stop`)."""
+    """Wire `finish_reason` → harness finish (no reason at all is `stop`).
+
+    A reason this adapter does not know (`content_filter`, a server's own, a future one)
+    keeps what was streamed as the message: the step ends as a `stop` that names the
+    reason in `finishReason`, so the transcript can say why it ended early instead of
+    throwing the text away as an error.
+    """
     if reason is None or reason == "stop":
         # Gemini-compat and older Ollama end tool-call turns with "stop".
         return {"kind": "tool-calls"} if has_tool_calls else {"kind": "stop"}
@@ -39,9 +48,10 @@ def map_finish_reason(reason: str | None, *, has_tool_calls: bool) -> FinishReas
         return {"kind": "tool-calls"}
     if reason == "length":
         return {"kind": "max-tokens"}
-    # content_filter, insufficient_system_resource, future additions
-    return {"kind": "error",
-            "failure": {"message": f"model stopped: {reason}", "code": reason.upper()}}
+    if reason in ERROR_FINISH_REASONS:
+        return {"kind": "error",
+                "failure": {"message": f"model stopped: {reason}", "code": reason.upper()}}
+    return {"kind": "tool-calls" if has_tool_calls else "stop", "finishReason": reason[:200]}
 
 
 def _count(value: Any) -> int | None:

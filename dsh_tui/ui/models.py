@@ -542,6 +542,10 @@ class TranscriptModel:
                                    time=event.time)
                 self._failed = (notice, notice.text, (data.get("turn"), data.get("step")))
                 self._attempt = []
+            elif isinstance(reason, Mapping) and isinstance(reason.get("finishReason"), str):
+                self._add("notice", level="warning", time=event.time, text=visible_label(
+                    f"the model stopped early ({reason['finishReason']}); its text so far "
+                    "is kept"))
 
     def _on_packed(self, event: Any, data: Mapping[str, Any]) -> None:
         """Upstream's packed rows (`text-chunks` …) when a reader left them unexpanded."""

@@ -147,8 +147,9 @@ async def test_malformed_data_line_is_malformed_response() -> None:
     ([{"choices": [{"delta": {"content": "x"}, "finish_reason": "length"}]}],
      {"kind": "max-tokens"}),
     ([{"choices": [{"delta": {"content": "x"}, "finish_reason": "content_filter"}]}],
-     {"kind": "error", "failure": {"message": "model stopped: content_filter",
-                                   "code": "CONTENT_FILTER"}}),
+     {"kind": "stop", "finishReason": "content_filter"}),
+    ([{"choices": [{"delta": {"content": "x"}, "finish_reason": "eos_token_PWN"}]}],
+     {"kind": "stop", "finishReason": "eos_token_PWN"}),
     ([{"choices": [{"delta": {}, "finish_reason": "insufficient_system_resource"}]}],
      {"kind": "error", "failure": {"message": "model stopped: insufficient_system_resource",
                                    "code": "INSUFFICIENT_SYSTEM_RESOURCE"}}),
@@ -156,7 +157,8 @@ async def test_malformed_data_line_is_malformed_response() -> None:
      {"kind": "error", "failure": {"message": "model returned a completed response with no "
                                               "content", "code": "EMPTY_RESPONSE"}}),
     ([{"choices": [{"delta": {"content": "x"}}]}], {"kind": "stop"}),  # [DONE] with no finish
-], ids=["null-choice", "length", "content-filter", "insufficient-resource", "empty", "no-finish"])
+], ids=["null-choice", "length", "content-filter", "unknown", "insufficient-resource", "empty",
+        "no-finish"])
 async def test_in_band_finish_reasons(payloads: list[dict[str, object]],
                                       expected: dict[str, object]) -> None:
     async with FakeServer([sse_reply(data_lines(payloads))]) as server:

@@ -1,0 +1,184 @@
+"""Issue 11 over real HTTP on 127.0.0.1: SSE edge cases and a canary API key that servers
+echo back (in headers, error bodies, in-band errors and the streamed text itself) never
+reaching the data dir, an export or the screen."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_server import FakeServer, Reply, data_lines, json_reply, sse_reply
+from llm_support import collect, kinds, request
+
+from dsh_tui import cli
+from dsh_tui.compose import build_context
+from dsh_tui.harness import AgentOptions, CreateAgentOptions, user_message
+from dsh_tui.harness.persistence import JsonlPersistence
+from dsh_tui.llm.deepseek import DeepSeekProvider
+from dsh_tui.llm.errors import SecretFilter
+from dsh_tui.llm.retry import install_retry_policy
+
+CANARY = "sk-canary-SECRET-5d1e"
+FRAGMENT = b"SECRET-5d1e"  # what a partial leak would still show
+
+
+def delta(content: str, finish: str | None = None) -> dict[str, Any]:
+    return {"choices": [{"index": 0, "delta": {"content": content}, "finish_reason": finish}]}
+
+
+# ---- SSE per the specification ----------------------------------------------------------------
+
+
+async def stream_of(transcript: str) -> list[dict[str, Any]]:
+    async with FakeServer([sse_reply(transcript, split=7)]) as server:
+        provider = DeepSeekProvider(api_key=CANARY, base_url=server.base_url)
+        try:
+            return await collect(provider.stream(request()))
+        finally:
+            await provider.aclose()
+
+
+def text_of(chunks: list[dict[str, Any]]) -> str:
+    return "".join(c.get("text", "") for c in chunks if c["type"] == "text-delta")
+
+
+async def test_empty_data_lines_comments_and_keep_alives_are_ignored() -> None:
+    transcript = (": keep-alive\n\n" "data:\n\n" "data: \n\n" + data_lines([delta("Hel")], done=False)
+                  + ":\n\ndata:\n\n" + data_lines([delta("lo", "stop")]))
+    chunks = await stream_of(transcript)
+    assert text_of(chunks) == "Hello"
+    assert chunks[-1] == {"type": "finish", "reason": {"kind": "stop"}}
+
+
+async def test_an_unknown_finish_reason_keeps_the_text_and_names_the_reason() -> None:
+    chunks = await stream_of(data_lines([delta("partial "), delta("answer", "eos_flux")]))
+    assert text_of(chunks) == "partial answer"
+    assert chunks[-1] == {"type": "finish",
+                          "reason": {"kind": "stop", "finishReason": "eos_flux"}}
+
+
+async def test_an_unknown_finish_reason_ends_the_turn_with_the_message_kept(
+        tmp_path: Path) -> None:
+    async with FakeServer([sse_reply(data_lines([delta("kept text", "weird_stop")]))]) as server:
+        provider = DeepSeekProvider(api_key=CANARY, base_url=server.base_url)
+        events = await _one_turn(provider, tmp_path, "hi")
+        await provider.aclose()
+    messages = [e.data["message"] for e in events if e.type == "assistant/message"]
+    assert [b["text"] for b in messages[-1]["content"]] == ["kept text"]
+    assert [e.data["reason"]["kind"] for e in events if e.type == "turn/end"] == ["completed"]
+    from dsh_tui.ui.models import TranscriptModel
+
+    model = TranscriptModel()
+    model.apply_all(events)
+    notices = [i.text for i in model.items if i.kind == "notice"]
+    assert any("weird_stop" in n and "stopped early" in n for n in notices)
+
+
+# ---- the canary key ---------------------------------------------------------------------------
+
+
+class _Sleeps:
+    async def __call__(self, seconds: float) -> None:
+        await asyncio.sleep(0)
+
+
+async def _one_turn(provider: Any, data: Path, text: str, ctx: Any = None) -> list[Any]:
+    ctx = ctx or build_context(providers={"deepseek": provider}, retry=False,
+                               persistence=JsonlPersistence(data))
+    install_retry_policy(ctx, sleep=_Sleeps(), random=lambda: 0.5)
+    handle = await ctx.agents.create(CreateAgentOptions(
+        session_id="canary", agent_options=AgentOptions(provider="deepseek",
+                                                        model="deepseek-flash")))
+    try:
+        handle.agent.followup(user_message(text))
+        await asyncio.sleep(0)
+        await asyncio.wait_for(handle.agent.when_idle(), 20)
+        return list(handle.agent.session.events)
+    finally:
+        await handle.dispose()
+        await ctx.scope.dispose()
+
+
+def _echoing_replies() -> list[Reply]:
+    """Servers that reflect the key everywhere a response can carry text."""
+    echo = {"x-request-id": f"Bearer {CANARY}", "x-debug": CANARY}
+    spelled = [CANARY[i:i + 3] for i in range(0, len(CANARY), 3)]  # one event per 3 chars
+    return [
+        json_reply(500, {"error": {"message": f"bad key {CANARY}", "type": f"t-{CANARY}",
+                                   "code": f"c-{CANARY}"}}, echo),
+        json_reply(503, f"<html>upstream said Authorization: Bearer {CANARY}</html>", echo),
+        Reply(200, [f'data: {{"error": {{"message": "in-band {CANARY}", "code": 500}}}}\n\n'
+                    .encode()], {"Content-Type": "text/event-stream", **echo}),
+        sse_reply(data_lines([{"choices": [{"delta": {"reasoning_content": f"I saw {CANARY}"}}]},
+                              *[delta(part) for part in ["your key is ", *spelled]],
+                              delta(" ok", "stop")])),
+    ]
+
+
+async def test_a_reflected_key_never_reaches_disk_exports_or_screen(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "data"
+    async with FakeServer(_echoing_replies()) as server:
+        provider = DeepSeekProvider(api_key=CANARY, base_url=server.base_url)
+        ctx = build_context(providers={"deepseek": provider}, retry=False,
+                            persistence=JsonlPersistence(data))
+        events = await _one_turn(provider, data, "show me the key", ctx)
+        server.push(json_reply(401, {"error": {"message": f"key {CANARY} is invalid"}},
+                               {"x-request-id": CANARY}))
+        await provider.aclose()
+    assert len(server.requests) == 4
+    retries = [e.data["failure"] for e in events if e.type == "llm/retry"]
+    assert len(retries) == 3 and all("requestId" in f for f in retries)
+    assert retries[0]["requestId"] == "Bearer ***"
+    assert "bad key ***" in retries[0]["message"]
+    final = [e for e in events if e.type == "assistant/message"][-1].data["message"]
+    assert "***" in "".join(b.get("text", "") for b in final["content"])
+    # the data dir, byte for byte
+    files = [p for p in data.rglob("*") if p.is_file()]
+    assert files
+    for path in files:
+        assert FRAGMENT not in path.read_bytes(), path
+    # both exports
+    for argv in (["export", "canary", "--data-dir", str(data)],
+                 ["export", "canary", "--data-dir", str(data), "--format", "jsonl"]):
+        assert cli.main(argv) == 0
+        out = capsys.readouterr().out
+        assert "your key is" in out and FRAGMENT.decode() not in out
+    # the screen of `dsh-tui view` on that log
+    from rich.console import Console
+
+    from dsh_tui.compose import open_log
+    from dsh_tui.ui.app import DshApp
+
+    (log,) = [p for p in files if p.name.endswith(".jsonl")]
+    app = DshApp(open_log(log))
+    async with app.run_test(size=(150, 60)) as pilot:
+        await pilot.pause()
+        app.bridge.flush()
+        await pilot.pause()
+        await pilot.press("f2")
+        await pilot.pause()
+        buffer = io.StringIO()
+        Console(file=buffer, force_terminal=True, width=150, height=60).print(
+            app.screen._compositor.render_update(full=True))
+    shown = buffer.getvalue()
+    assert "your key is" in shown and FRAGMENT.decode() not in shown
+
+
+def test_the_filter_catches_a_key_however_the_deltas_split_it() -> None:
+    text = f"a {CANARY} b {CANARY}{CANARY} task sk- {CANARY}"
+    for step in range(1, 9):
+        secrets = SecretFilter((CANARY,))
+        out: list[dict[str, Any]] = []
+        for start in range(0, len(text), step):
+            out += secrets.feed({"type": "text-delta", "index": 0, "text": text[start:start + step]})
+        out += secrets.feed({"type": "block-end", "index": 0, "block": {"type": "text",
+                                                                         "text": text}})
+        joined = "".join(c["text"] for c in out if c["type"] == "text-delta")
+        # at most the first two characters of a key split right after them go out ("sk")
+        assert "canary" not in joined and "ECRET" not in joined and " task sk- " in joined
+        assert joined.count("***") == 4
+        assert kinds(out)[-1] == "block-end" and CANARY not in out[-1]["block"]["text"]
