@@ -130,6 +130,12 @@ def load_settings(args: argparse.Namespace) -> UiConfig:
         config = load_config(args.config)
     except ConfigError as error:
         raise CliError(f"bad config file: {error}") from None
+    if config.keys:
+        from dsh_tui.ui.keycheck import binding_ids, keymap_problems
+
+        problems = keymap_problems(config.keys, binding_ids())
+        if problems:
+            raise CliError(f"bad config file: {config.path}: {problems[0]}")
     if args.theme:
         config.theme = args.theme
     return config
@@ -147,7 +153,19 @@ def resolve_route(args: argparse.Namespace, config: UiConfig,
                        "openai-compatible)")
     if provider == "deepseek" and not has_key:
         raise CliError("provider deepseek needs DEEPSEEK_API_KEY in the environment")
+    if provider == "deepseek" and env.get("DEEPSEEK_BASE_URL"):
+        from dsh_tui.ui.config import base_url_problem
+
+        why = base_url_problem(env["DEEPSEEK_BASE_URL"])
+        if why is not None:
+            raise CliError(f"DEEPSEEK_BASE_URL {why}")
     base_url = args.base_url or config.base_url
+    if args.base_url is not None:
+        from dsh_tui.ui.config import base_url_problem
+
+        why = base_url_problem(args.base_url)
+        if why is not None:
+            raise CliError(f"--base-url {why}")
     if provider == "openai-compatible" and not base_url:
         raise CliError("provider openai-compatible needs --base-url (or base_url in the "
                        "config file)")
@@ -161,20 +179,50 @@ def resolve_route(args: argparse.Namespace, config: UiConfig,
 def _persistence(args: argparse.Namespace) -> Any:
     from dsh_tui.harness.persistence import JsonlPersistence
 
+    if args.data_dir is not None and args.data_dir.exists() and not args.data_dir.is_dir():
+        raise CliError(f"--data-dir {args.data_dir} is a file, not a directory")
     try:
         return JsonlPersistence(args.data_dir)
     except (OSError, ValueError) as error:
         raise CliError(f"cannot use the sessions directory: {error}") from None
 
 
+def _check_ids(args: argparse.Namespace) -> None:
+    for flag, value in (("--resume", getattr(args, "resume", None)),
+                        ("export", getattr(args, "session", None))):
+        if value is not None and not value.strip():
+            raise CliError(f"{flag} needs a session id (dsh-tui sessions lists them), "
+                           "not an empty string")
+
+
+def _check_terminal() -> None:
+    """The app draws on a terminal; without one it would wait forever for keys."""
+    if os.environ.get("TEXTUAL_DRIVER"):
+        return  # textual-serve (or a test harness) supplies its own driver
+    for name, stream in (("input", sys.stdin), ("output", sys.stdout)):
+        try:
+            tty = stream is not None and stream.isatty()
+        except (ValueError, OSError):
+            tty = False
+        if not tty:
+            raise CliError(f"the app needs a terminal, and standard {name} is not one "
+                           "(use sessions or export for scripts)")
+
+
 def run_app(args: argparse.Namespace) -> int:
     import asyncio
 
+    _check_ids(args)
     config = load_settings(args)
     provider, model = resolve_route(args, config)
     config.provider, config.model = provider, model
     config.base_url = args.base_url or config.base_url
     persistence = _persistence(args)
+    if args.resume is not None and not any(
+            h.get("id") == args.resume for h in persistence.list_sessions()):
+        raise CliError(f'no saved session "{args.resume}" in {persistence.root} '
+                       "(dsh-tui sessions lists them)")
+    _check_terminal()  # last check: every mistake in the options is named first
     return asyncio.run(_run_app(args, config, persistence))
 
 
@@ -183,12 +231,15 @@ async def _run_app(args: argparse.Namespace, config: UiConfig, persistence: Any)
     from dsh_tui.ui.app import DshApp
     from dsh_tui.ui.world import HandleBook, create_agent, new_agent_id, resume_tree
 
-    providers = default_providers(demo_speed=config.demo_speed, base_url=config.base_url)
+    try:
+        providers = default_providers(demo_speed=config.demo_speed, base_url=config.base_url)
+    except ValueError as error:
+        raise CliError(str(error)) from None
     if config.provider not in providers:
         raise CliError(f"provider {config.provider} is not available")
     ctx = build_context(providers=providers, persistence=persistence)
     try:
-        if args.resume:
+        if args.resume is not None:
             headers = persistence.list_sessions()
             if not any(h.get("id") == args.resume for h in headers):
                 raise CliError(f'no saved session "{args.resume}" in {persistence.root} '
@@ -226,6 +277,7 @@ def run_view(args: argparse.Namespace) -> int:
         raise CliError(f"cannot open {path}: {error}") from None
     from dsh_tui.ui.app import DshApp
 
+    _check_terminal()
     DshApp(ctx, config).run()
     return 0
 
@@ -265,6 +317,7 @@ def export_session(args: argparse.Namespace) -> int:
     from dsh_tui.harness.persistence import SessionLogError, read_session_log
     from dsh_tui.ui.export import export_jsonl, export_markdown
 
+    _check_ids(args)
     path = Path(args.session)
     if not path.is_file():
         from dsh_tui.harness.persistence import SessionNotFoundError
@@ -312,7 +365,7 @@ def serve_command(args: argparse.Namespace) -> str:
 
 def serve_app(args: argparse.Namespace) -> int:
     # Check the options here, where a mistake is one line, not in every browser tab.
-    if args.resume:
+    if args.resume is not None:
         raise CliError("serve starts a new session in every tab, so --resume does not apply "
                        "(resume one from the sessions screen, f3, inside a tab)")
     resolve_route(args, load_settings(args))

@@ -10,6 +10,7 @@ Textual-free, so the CLI can read the file before it imports the app.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tomllib
@@ -73,11 +74,31 @@ def _line_of(text: str, key: str) -> int | None:
     return None
 
 
+def base_url_problem(url: str) -> str | None:
+    """Why `url` cannot be a model server's base URL (http or https with a host), or None."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018  (raises ValueError for a port that is not a number)
+    except ValueError as error:
+        return f'"{url}" is not a valid URL ({error})'
+    if parts.scheme not in ("http", "https"):
+        return f'"{url}" must start with http:// or https://'
+    if not parts.hostname:
+        return f'"{url}" names no host'
+    if any(ch.isspace() for ch in url.strip()):
+        return f'"{url}" contains spaces'
+    return None
+
+
 def parse_config(text: str, path: Path | None = None) -> UiConfig:
     """Parse and check a config file's text; raise ConfigError naming the file and line."""
     where = str(path) if path is not None else "config"
     try:
         data = tomllib.loads(text)
+    except RecursionError:
+        raise ConfigError(f"{where}: tables or arrays are nested too deeply") from None
     except tomllib.TOMLDecodeError as error:
         message = str(error)
         match = _LINE.search(message)
@@ -101,9 +122,17 @@ def parse_config(text: str, path: Path | None = None) -> UiConfig:
     for action, keystring in keys.items():
         if not isinstance(keystring, str) or not keystring.strip():
             raise fail(action, f'[keys] {action} must be a key string such as "ctrl+s"')
-    speed = float(data.get("demo_speed", 1.0))
-    if speed < 0:
-        raise fail("demo_speed", "demo_speed must be 0 (no pauses) or more")
+    try:
+        speed = float(data.get("demo_speed", 1.0))
+    except OverflowError:
+        speed = math.inf
+    if not math.isfinite(speed) or speed < 0:
+        raise fail("demo_speed", f"demo_speed must be a finite number, 0 (no pauses) or "
+                                 f"more, not {data.get('demo_speed')}")
+    if "base_url" in data:
+        why = base_url_problem(data["base_url"])
+        if why is not None:
+            raise fail("base_url", f"base_url {why}")
     return UiConfig(theme=data.get("theme", DEFAULT_THEME), keys=dict(keys),
                     provider=data.get("provider"), model=data.get("model"),
                     base_url=data.get("base_url"), demo_speed=speed, path=path)

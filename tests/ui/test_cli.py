@@ -155,6 +155,7 @@ def test_the_app_starts_on_the_demo_agent_and_resumes_with_children(
                 seen["tree"] = set(self.tree.nodes)
 
     monkeypatch.setattr(DshApp, "run_async", scripted_run)
+    monkeypatch.setattr(cli, "_check_terminal", lambda: None)  # pytest's stdin is no tty
     assert cli.main(["--config", str(config), "--data-dir", str(data)]) == 0
     assert cli.main(["--config", str(config), "--data-dir", str(data), "--resume",
                      seen["first"]]) == 0
