@@ -48,9 +48,10 @@ class DeepSeekProvider(OpenAICompatibleProvider):
     label = "DeepSeek"
 
     def __init__(self, api_key: str | None, base_url: str = DEFAULT_BASE_URL, *,
-                 connect_timeout: float = 10.0, read_timeout: float = 300.0,
+                 connect_timeout: float = 10.0, read_timeout: float = 30.0,
                  write_timeout: float = 30.0, pool_timeout: float = 30.0,
                  idle_timeout: float | None = 300.0, client: httpx.AsyncClient | None = None,
+                 first_byte_timeout: float | None = 25.0, silent_attempts: int = 3,
                  default_model: str = DEFAULT_MODEL, thinking: ThinkingMode | None = None,
                  default_effort: str = "high", max_tokens: int = DEFAULT_MAX_TOKENS,
                  context_windows: Mapping[str, int] | None = None, user_id: str | None = None,
@@ -58,6 +59,7 @@ class DeepSeekProvider(OpenAICompatibleProvider):
         super().__init__(base_url, api_key, connect_timeout=connect_timeout,
                          read_timeout=read_timeout, write_timeout=write_timeout,
                          pool_timeout=pool_timeout, idle_timeout=idle_timeout, client=client,
+                         first_byte_timeout=first_byte_timeout, silent_attempts=silent_attempts,
                          default_model=default_model,
                          context_windows={m: DEFAULT_CONTEXT_WINDOW for m in MODELS}
                          | dict(context_windows or {}),

@@ -32,6 +32,14 @@ class StreamStalled(Exception):
     """No content arrived within the watchdog interval."""
 
 
+class StreamSilent(Exception):
+    """The server sent no bytes at all within the wait's own limit (first byte or gap)."""
+
+    def __init__(self, limit: float) -> None:
+        super().__init__(limit)
+        self.limit = limit
+
+
 class StreamGuard:
     """Races awaits against `signal` and the idle budget; `close()` when the call ends."""
 
@@ -62,8 +70,12 @@ class StreamGuard:
             self._abort.set_result(reason)
 
     async def run(self, awaitable: Awaitable[T],
-                  on_orphan: Callable[[Any], Awaitable[object]] | None = None) -> T:
-        """Await `awaitable`, or raise StreamAborted / StreamStalled first.
+                  on_orphan: Callable[[Any], Awaitable[object]] | None = None,
+                  limit: float | None = None) -> T:
+        """Await `awaitable`, or raise StreamAborted / StreamStalled / StreamSilent first.
+
+        `limit` bounds this one wait (the transport's silence budget: time to the first
+        byte, or the gap between two reads), apart from the content watchdog.
 
         A losing task is cancelled and awaited; if it had produced a value anyway
         (a response that raced an abort), `on_orphan(value)` disposes of it.
@@ -76,6 +88,9 @@ class StreamGuard:
         loop = asyncio.get_running_loop()
         started = loop.time()
         timeout = None if self.idle_timeout is None else max(0.0, self.idle_timeout - self._waited)
+        silent = limit is not None and (timeout is None or limit < timeout)
+        if silent:
+            timeout = max(0.0, limit or 0.0)
         try:
             await asyncio.wait({task, abort}, timeout=timeout,
                                return_when=asyncio.FIRST_COMPLETED)
@@ -90,6 +105,8 @@ class StreamGuard:
         if task.done():
             return task.result()
         await _discard(task, on_orphan)
+        if silent:
+            raise StreamSilent(limit or 0.0)
         raise StreamStalled
 
     def close(self) -> None:

@@ -37,7 +37,7 @@ from dsh_tui.harness.signal import CancelSignal
 
 from .blocks import failed_finish
 from .errors import SecretFilter, clip, http_failure, redact_all, request_id_of
-from .guard import StreamAborted, StreamGuard, StreamStalled
+from .guard import StreamAborted, StreamGuard, StreamSilent, StreamStalled
 from .sse import SseComment, SseParser
 from .translate import ChatStreamTranslator
 from .wire import ReasoningReplay, sampling_fields, serialize_messages, serialize_tools
@@ -90,6 +90,9 @@ class _CallFacts:
     """What one call learned that later failure records should carry."""
 
     request_id: str | None = None
+    sent_at: float = 0.0  # loop time the request went out (the first-byte clock)
+    first_byte: bool = False  # any body byte arrived
+    content: bool = False  # a data event arrived
 
 
 async def _read_capped(response: httpx.Response) -> bytes:
@@ -130,11 +133,18 @@ async def _close_response(response: Any) -> None:
 class OpenAICompatibleProvider:
     """Streams `POST {base_url}/chat/completions` as harness StreamChunks.
 
-    Timeouts are in seconds. `idle_timeout` is the content-progress watchdog:
-    the longest wait for the next data event (keep-alive comments do not count),
-    measured from the moment the request is sent, so it also bounds the time to
-    the first token. `client` lets a caller share one `httpx.AsyncClient`; when
-    omitted the provider owns one per event loop and `aclose()` closes it.
+    Timeouts are in seconds, each bounding one kind of waiting:
+    `connect_timeout` the TCP/TLS connection; `first_byte_timeout` the time from
+    sending the request to the first byte of the response body (headers included);
+    `read_timeout` the gap between two reads once bytes flow (keep-alive comments
+    count: the server is alive); `idle_timeout` the content-progress watchdog, the
+    longest wait for the next data event (comments do not count). A server that
+    answers nothing fails the attempt with `TIMEOUT`, which the retry policy
+    retries; after `silent_attempts` such attempts in a row with no content the
+    failure is `NO_RESPONSE`, which is not retried, so a silent server is reported
+    after about 3 × 25 s + backoff ≈ 77 s by default instead of half an hour.
+    `client` lets a caller share one `httpx.AsyncClient`; when omitted the provider
+    owns one per event loop and `aclose()` closes it.
 
     Profile switches for servers that differ (`research/llm-adapter.md` §3):
     `reasoning_field` names the field reasoning is replayed under (None: never),
@@ -147,9 +157,10 @@ class OpenAICompatibleProvider:
     label = "OpenAI-compatible server"
 
     def __init__(self, base_url: str, api_key: str | None = None, *,
-                 connect_timeout: float = 10.0, read_timeout: float = 300.0,
+                 connect_timeout: float = 10.0, read_timeout: float = 30.0,
                  write_timeout: float = 30.0, pool_timeout: float = 30.0,
                  idle_timeout: float | None = 300.0, client: httpx.AsyncClient | None = None,
+                 first_byte_timeout: float | None = 25.0, silent_attempts: int = 3,
                  default_model: str | None = None,
                  context_windows: Mapping[str, int] | None = None,
                  reasoning_field: str | None = "reasoning_content",
@@ -161,9 +172,18 @@ class OpenAICompatibleProvider:
             raise ValueError(f"base_url must start with http:// or https://, got {base_url!r}")
         self.base_url = base_url.rstrip("/")
         self._api_key = Secret(api_key) if api_key is not None else None
-        self.timeout = httpx.Timeout(connect=connect_timeout, read=read_timeout,
+        # The guard enforces the first-byte and between-read limits itself (with messages
+        # that say which); httpx's read timeout is only a backstop behind them.
+        backstop = max((t for t in (first_byte_timeout, read_timeout) if t is not None),
+                       default=None)
+        self.timeout = httpx.Timeout(connect=connect_timeout,
+                                     read=None if backstop is None else backstop + 5.0,
                                      write=write_timeout, pool=pool_timeout)
+        self.read_timeout = read_timeout
+        self.first_byte_timeout = first_byte_timeout
         self.idle_timeout = idle_timeout
+        self.silent_attempts = max(1, silent_attempts)
+        self._silent_streak = 0  # attempts in a row that timed out with no content
         self.default_model = default_model
         self.context_windows: dict[str, int] = dict(context_windows or {})
         self.reasoning_field = reasoning_field
@@ -294,13 +314,24 @@ class OpenAICompatibleProvider:
                         for out in secrets.feed(chunk):
                             yield out
                 except LlmError as error:
-                    failure = self._scrub(error.failure, key, facts)
+                    failure = self._scrub(self._silence(error.failure, facts), key, facts)
                     log.info("%s request failed: %s %s", self.name, failure["code"],
                              failure["message"])
                     for out in secrets.feed(failed_finish(failure, aborted=guard.aborted)):
                         yield out
         finally:
             guard.close()
+
+    def _silence(self, failure: LlmFailure, facts: _CallFacts) -> LlmFailure:
+        """Count attempts that timed out without content; past the budget, stop retrying."""
+        if facts.content or failure.get("code") != "TIMEOUT":
+            return failure
+        self._silent_streak += 1
+        if self._silent_streak < self.silent_attempts:
+            return failure
+        self._silent_streak = 0
+        return make_failure(f"{failure['message']} ({self.silent_attempts} attempts in a row "
+                            "with no answer; not retried)", "NO_RESPONSE")
 
     def _secrets(self, key: str | None) -> tuple[str, ...]:
         """What must never be stored or shown: the key, and a password in the base URL."""
@@ -327,40 +358,53 @@ class OpenAICompatibleProvider:
                                         timeout=self.timeout)
         log.debug("%s request: model=%s messages=%d", self.name, request.get("model"),
                   len(request.get("messages") or ()))
-        response = await self._wait(guard, client.send(outgoing, stream=True), _close_response)
+        facts.sent_at = asyncio.get_running_loop().time()
+        response = await self._wait(guard, client.send(outgoing, stream=True), _close_response,
+                                    limit=self._first_byte_left(facts))
         try:
             facts.request_id = request_id_of(response.headers)
             if not response.is_success:
-                raw = await self._wait(guard, _read_capped(response))
+                raw = await self._wait(guard, _read_capped(response), limit=self.read_timeout)
                 raise LlmError(http_failure(response.status_code, response.reason_phrase, raw,
                                             response.headers, self.label))
-            async with contextlib.aclosing(self._translate(response, guard)) as chunks:
+            async with contextlib.aclosing(self._translate(response, guard, facts)) as chunks:
                 async for chunk in chunks:
                     yield chunk
         finally:
             await response.aclose()
 
-    async def _translate(self, response: httpx.Response,
-                         guard: StreamGuard) -> AsyncGenerator[StreamChunk, None]:
+    def _first_byte_left(self, facts: _CallFacts) -> float | None:
+        if self.first_byte_timeout is None:
+            return None
+        waited = asyncio.get_running_loop().time() - facts.sent_at
+        return max(0.0, self.first_byte_timeout - waited)
+
+    async def _translate(self, response: httpx.Response, guard: StreamGuard,
+                         facts: _CallFacts) -> AsyncGenerator[StreamChunk, None]:
         translator = ChatStreamTranslator(self.label)
         parser = SseParser()
         reads = cast(AsyncGenerator[bytes, None], response.aiter_bytes())
         try:
             while True:
                 try:
-                    data = await self._wait(guard, anext(reads, None))
+                    limit = self.read_timeout if facts.first_byte else self._first_byte_left(facts)
+                    data = await self._wait(guard, anext(reads, None), limit=limit,
+                                            first=not facts.first_byte)
                 except LlmError as error:
                     if translator.finished and error.code == "TIMEOUT":
                         break  # the answer is complete; only the terminator is missing
                     raise
                 if data is None:
                     break
+                facts.first_byte = True
                 for item in parser.feed(data):
                     if isinstance(item, SseComment) or not item.data.strip():
                         # Transport liveness only, no content progress: a comment, or an
                         # event whose data is empty (dispatched by the SSE rules, means nothing).
                         continue
                     guard.progress()
+                    facts.content = True
+                    self._silent_streak = 0
                     if item.data.strip() == "[DONE]":
                         closing = translator.close()
                         await _drain(reads)
@@ -385,10 +429,16 @@ class OpenAICompatibleProvider:
         raise LlmError(make_failure(f"{self.label} stream ended before [DONE]",
                                     "STREAM_CLOSED"))
 
-    async def _wait(self, guard: StreamGuard, awaitable: Any, on_orphan: Any = None) -> Any:
+    async def _wait(self, guard: StreamGuard, awaitable: Any, on_orphan: Any = None, *,
+                    limit: float | None = None, first: bool = True) -> Any:
         """One guarded wait, with transport failures normalised to failure records."""
         try:
-            return await guard.run(awaitable, on_orphan)
+            return await guard.run(awaitable, on_orphan, limit)
+        except StreamSilent as silent:
+            what = "no response" if first else "nothing more"
+            budget = self.first_byte_timeout if first else self.read_timeout
+            raise LlmError(make_failure(
+                f"{self.label} sent {what} for {budget or silent.limit:g}s", "TIMEOUT")) from None
         except StreamAborted:
             raise LlmError(make_failure(f"{self.label} request aborted by caller",
                                         "ABORTED")) from None

@@ -9,6 +9,7 @@ the widgets' key bindings and the command palette both call them.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any, ClassVar
@@ -42,6 +43,7 @@ from .models import (
     source_for,
     visible,
     visible_label,
+    waiting_seconds,
     with_lane,
 )
 from .screens.confirm import ConfirmScreen
@@ -73,6 +75,10 @@ def set_title(widget: Any, title: str, attr: str = "border_title") -> None:
         return
     setattr(widget, cache, title)
     setattr(widget, attr, Content(visible_label(title)))
+
+
+WAITING_SHOWN_AFTER_S = 2
+"""A model that has sent nothing for this long is shown as waited on, with the count."""
 
 
 class DshCommands(Provider):
@@ -323,6 +329,9 @@ class DshApp(App[None]):
             tree = self.tree
         except NoMatches:
             return  # the screen is being torn down
+        view = self.selected_view
+        if view is not None and view.transcript.waiting_since is not None:
+            self._update_titles()  # the "waiting for the model… (Ns)" count (set on change)
         if tree.tick(self.bridge.views):
             self.gc_pacing.busy()
             return
@@ -399,6 +408,9 @@ class DshApp(App[None]):
             parts.append(BreakpointPanel.summary(pause))
         elif status == "running":
             parts.append(f"running · turn {model.turn} step {model.step}")
+            waited = waiting_seconds(model, time.time() * 1000)
+            if waited is not None and waited >= WAITING_SHOWN_AFTER_S:
+                parts.append(f"waiting for the model… ({waited}s) · escape stops")
         if not self.inbox.display:
             # The inbox pane is folded away (narrow screen or a toggle): its counts stay in
             # sight here, and the key that shows it is named.

@@ -309,6 +309,18 @@ _SKIPPED_TYPES = frozenset({
 
 _BLOCK_KIND = {"text": "text", "reasoning": "reasoning", "tool-call": "tool"}
 
+_WAIT_STARTS = frozenset({"step/start", "llm/retry-started"})
+_WAIT_ENDS = frozenset({"assistant/chunk", "assistant/message", "step/end", "turn/end",
+                        "tool/call"})
+"""A request is sent at a step's start (or a retry's); anything back from it ends the wait."""
+
+
+def waiting_seconds(model: TranscriptModel, now_ms: float) -> int | None:
+    """Whole seconds the model has been silent in the current request (None: not waiting)."""
+    if model.waiting_since is None:
+        return None
+    return max(0, int((now_ms - model.waiting_since) // 1000))
+
 
 class TranscriptModel:
     """The transcript of one session as a list of items, grown one event at a time."""
@@ -337,6 +349,8 @@ class TranscriptModel:
         self._retry_of = ""
         self._failed: tuple[Item, str, Any] | None = None
         """The last failed attempt's notice, its text and (turn, step): a retry joins it."""
+        self.waiting_since: int | None = None
+        """Event time (ms) a model request began that has sent nothing yet, else None."""
 
     # -- bookkeeping ---------------------------------------------------------------------------
 
@@ -388,6 +402,10 @@ class TranscriptModel:
         """Fold one session event (a SessionEvent or any object with type/seq/time/data)."""
         kind = event.type
         data = event.data
+        if kind in _WAIT_STARTS:
+            self.waiting_since = getattr(event, "time", None)
+        elif kind in _WAIT_ENDS:
+            self.waiting_since = None
         try:
             handler = _HANDLERS.get(kind)
             if handler is not None:

@@ -182,3 +182,65 @@ def test_the_filter_catches_a_key_however_the_deltas_split_it() -> None:
         assert "canary" not in joined and "ECRET" not in joined and " task sk- " in joined
         assert joined.count("***") == 4
         assert kinds(out)[-1] == "block-end" and CANARY not in out[-1]["block"]["text"]
+
+
+# ---- bounded waiting --------------------------------------------------------------------------
+
+
+def silent_reply(*parts: bytes) -> Reply:
+    """Headers (and `parts`), then nothing until the client hangs up."""
+    return Reply(200, list(parts), {"Content-Type": "text/event-stream"}, ending="hang")
+
+
+async def test_headers_then_nothing_is_a_clear_error_after_a_bounded_number_of_attempts(
+        tmp_path: Path) -> None:
+    async with FakeServer([silent_reply() for _ in range(5)]) as server:
+        provider = DeepSeekProvider(api_key=CANARY, base_url=server.base_url,
+                                    first_byte_timeout=0.3, read_timeout=0.3)
+        events = await _one_turn(provider, tmp_path, "anyone there?")
+        await provider.aclose()
+    assert len(server.requests) == 3  # silent_attempts, then no more retries
+    retried = [e.data["failure"] for e in events if e.type == "llm/retry"]
+    assert [f["code"] for f in retried] == ["TIMEOUT", "TIMEOUT"]
+    assert retried[0]["message"] == "DeepSeek sent no response for 0.3s"
+    (end,) = [e.data["reason"] for e in events if e.type == "turn/end"]
+    assert end["kind"] == "error" and end["error"]["code"] == "NO_RESPONSE"
+    assert "3 attempts in a row" in end["error"]["message"]
+
+
+async def test_a_stream_that_stops_mid_answer_names_the_gap() -> None:
+    first = data_lines([delta("half an ans")], done=False).encode()
+    async with FakeServer([silent_reply(b": keep-alive\n\n", first)]) as server:
+        provider = DeepSeekProvider(api_key=CANARY, base_url=server.base_url,
+                                    first_byte_timeout=5, read_timeout=0.3)
+        chunks = await collect(provider.stream(request()))
+        await provider.aclose()
+    assert text_of(chunks) == "half an ans"
+    failure = chunks[-1]["reason"]["failure"]
+    assert failure == {"message": "DeepSeek sent nothing more for 0.3s", "code": "TIMEOUT"}
+
+
+async def test_content_resets_the_silent_count() -> None:
+    answer = sse_reply(data_lines([delta("hi", "stop")]))
+    async with FakeServer([silent_reply(), silent_reply(), answer, silent_reply(),
+                           silent_reply()]) as server:
+        provider = DeepSeekProvider(api_key=CANARY, base_url=server.base_url,
+                                    first_byte_timeout=0.2)
+        codes = []
+        for _ in range(5):
+            chunks = await collect(provider.stream(request()))
+            reason = chunks[-1]["reason"]
+            codes.append(reason.get("failure", {}).get("code", reason["kind"]))
+        await provider.aclose()
+    assert codes == ["TIMEOUT", "TIMEOUT", "stop", "TIMEOUT", "TIMEOUT"]
+
+
+def test_the_default_bound_on_a_silent_server_is_well_under_two_minutes() -> None:
+    from dsh_tui.llm.retry import RetryPolicy
+
+    provider = DeepSeekProvider(api_key=CANARY)
+    policy = RetryPolicy()
+    waits = provider.silent_attempts * (provider.first_byte_timeout or 0)
+    backoff = sum(policy.backoff_ms(n, 1.0) for n in range(1, provider.silent_attempts)) / 1000
+    assert provider.timeout.connect == 10.0
+    assert waits + backoff < 90  # README: "about 77 s"
