@@ -22,9 +22,11 @@ What each class of character becomes (a one-cell symbol, so columns still line u
   U+200E, U+200F, U+061C): `⟡`, so a "Trojan Source" line reads in logical order
   and the spot is marked.
 * Line and paragraph separators (U+2028, U+2029): `↵`, so one "line" stays one line.
-* In labels only, zero-width and invisible characters (ZWSP, ZWNJ, ZWJ, word joiner,
-  BOM, soft hyphen, the invisible tag characters): `◌`, so two names that look the
-  same are told apart. Body text keeps them: ZWJ builds emoji sequences.
+* Zero-width and invisible characters (ZWSP, word joiner, BOM, soft hyphen, the
+  invisible tag characters, …): `◌`. A terminal and the layout disagree on their
+  width, which tears the screen, and they hide text. In labels ZWNJ and ZWJ are marked
+  too, so two names that look the same are told apart; body text keeps those two (ZWJ
+  builds emoji sequences, ZWNJ is part of Persian and Indic spelling).
 """
 
 from __future__ import annotations
@@ -36,8 +38,9 @@ INVISIBLE_MARK = "\u25cc"
 
 BIDI_CONTROLS = frozenset([0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F),
                            *range(0x2066, 0x206A)])
-ZERO_WIDTH = frozenset([0x00AD, 0x180E, 0x200B, 0x200C, 0x200D, 0x2060, 0x2061, 0x2062,
-                        0x2063, 0x2064, 0xFEFF, *range(0xE0000, 0xE0080)])
+JOINERS = frozenset([0x200C, 0x200D])
+ZERO_WIDTH = frozenset([0x00AD, 0x180E, 0x200B, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064,
+                        0xFEFF, *range(0xE0000, 0xE0080), *JOINERS])
 
 _BODY: dict[int, str] = {code: chr(0x2400 + code) for code in range(0x20)
                          if code not in (0x09, 0x0A)}
@@ -45,6 +48,7 @@ _BODY[0x7F] = "\u2421"
 _BODY.update({code: CONTROL_MARK for code in range(0x80, 0xA0)})
 _BODY.update({code: BIDI_MARK for code in BIDI_CONTROLS})
 _BODY.update({0x2028: SEPARATOR_MARK, 0x2029: SEPARATOR_MARK})
+_BODY.update({code: INVISIBLE_MARK for code in ZERO_WIDTH - JOINERS})
 
 _LABEL: dict[int, str] = dict(_BODY)
 _LABEL.update({code: INVISIBLE_MARK for code in ZERO_WIDTH})
@@ -89,8 +93,20 @@ _JSON_ESCAPES: dict[int, str] = {code: f"\\u{code:04x}" for code in
                                  [0x7F, *range(0x80, 0xA0), *BIDI_CONTROLS, 0x2028, 0x2029]}
 
 
+def _json_escape(code: int) -> str:
+    """`\\uXXXX` for a code point, as a UTF-16 surrogate pair above the BMP."""
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    high, low = 0xD800 + ((code - 0x10000) >> 10), 0xDC00 + ((code - 0x10000) & 0x3FF)
+    return f"\\u{high:04x}\\u{low:04x}"
+
+
+_JSON_ESCAPES.update({code: _json_escape(code) for code in ZERO_WIDTH})
+
+
 def terminal_safe_json(line: str) -> str:
     """A JSON text (as `json.dumps(ensure_ascii=False)` writes it) that a terminal may show:
-    DEL, C1 and bidi controls and the separators become `\\uXXXX` escapes. JSON already
-    escapes C0; these can only occur inside strings, so the value is unchanged."""
+    DEL, C1 and bidi controls, the separators and invisible characters become `\\uXXXX`
+    escapes. JSON already escapes C0; these can only occur inside strings, so the value
+    is unchanged."""
     return line.translate(_JSON_ESCAPES)
