@@ -61,6 +61,8 @@ def short_id(message_id: str | None) -> str:
 
 
 def compact_json(value: Any, limit: int = 160) -> str:
+    if isinstance(value, str) and len(value) > limit * 2:
+        value = value[: limit * 2]  # a 5 MB delta is not encoded whole to show 160 characters
     try:
         text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
     except (TypeError, ValueError):

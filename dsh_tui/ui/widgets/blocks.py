@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 from textual import events
 from textual.content import Content
+from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets._markdown import MarkdownBlock, MarkdownFence
@@ -24,6 +25,11 @@ LANE_STYLE = {"follow-up": "$lane-followup", "steer": "$lane-steer", "inject": "
               "context": "$lane-context", "message": "$foreground"}
 RESULT_PREVIEW_LINES = 4
 FULL_TEXT_LIMIT = 20_000
+MARKDOWN_LIMIT = 20_000
+"""Characters of one assistant block rendered as Markdown. Parsing and laying out a 5 MB
+reply took 14 s on the event loop (keys and every other agent froze); past this, the
+block shows its start and a note, and a click opens the whole text in a viewer that
+only lays out the lines on screen."""
 
 
 def lane_badge(lane: str) -> Content:
@@ -217,7 +223,8 @@ class AssistantBlock(Markdown, TranscriptBlock):
     def __init__(self, item: Item) -> None:
         self.item_index = item.index
         self.streaming = item.streaming
-        text = visible(item.current_text())
+        self.full_length = 0
+        text = self._shown_text(item)
         super().__init__(text, open_links=False)
         self._shown = text
         self._stream: Any = None
@@ -229,9 +236,38 @@ class AssistantBlock(Markdown, TranscriptBlock):
             return PlainFence
         return super().get_block_class(block_name)
 
+    def _shown_text(self, item: Item) -> str:
+        """What the Markdown shows: all of it, or its first MARKDOWN_LIMIT characters (plus,
+        once complete, a note saying how much more there is and how to see it)."""
+        raw = item.current_text()
+        self.full_length = len(raw)
+        if len(raw) <= MARKDOWN_LIMIT:
+            return visible(raw)
+        shown = visible(raw[:MARKDOWN_LIMIT])
+        if item.streaming:
+            return shown
+        return (f"{shown}\n\n*… {len(raw) - MARKDOWN_LIMIT:,} more characters not shown "
+                "here: click this reply to read all of it.*")
+
+    @property
+    def truncated(self) -> bool:
+        return self.full_length > MARKDOWN_LIMIT
+
+    def on_click(self, event: events.Click) -> None:
+        if self.truncated:
+            event.stop()
+            self.post_message(self.ShowAll(self.item_index))
+
+    class ShowAll(Message):
+        """The person asked for the whole text of a reply too long to render as Markdown."""
+
+        def __init__(self, item_index: int) -> None:
+            super().__init__()
+            self.item_index = item_index
+
     def show_item(self, item: Item) -> None:
         self.shown_version = item.version
-        text = visible(item.current_text())
+        text = self._shown_text(item)
         if item.streaming:
             if text.startswith(self._shown):
                 delta = text[len(self._shown):]
@@ -410,7 +446,7 @@ class NoticeBlock(Static, TranscriptBlock):
         self.shown_version = item.version
         self.set_classes([f"-{item.level}"] + (["-search-hit"] if self.search else []))
         prefix = "⚠ " if item.level in ("warning", "error") else "· "
-        self.update(marked(Content(prefix + visible(item.current_text())), self.search))
+        self.update(marked(Content(prefix + visible(_cap(item.current_text()))), self.search))
 
 
 BLOCKS: dict[str, type[Any]] = {

@@ -30,6 +30,7 @@ from textual.widgets import Static
 
 from ..models import AgentView
 from .blocks import (
+    AssistantBlock,
     NewerMarker,
     OlderMarker,
     ReasoningBlock,
@@ -389,6 +390,17 @@ class Transcript(VerticalScroll):
     @property
     def following(self) -> bool:
         return self._anchored and not self._anchor_released
+
+    def on_assistant_block_show_all(self, message: AssistantBlock.ShowAll) -> None:
+        """A reply too long for Markdown: open all of it in the full-text viewer."""
+        message.stop()
+        view = self.view
+        if view is None or not 0 <= message.item_index < len(view.transcript.items):
+            return
+        from ..screens.full_text import FullTextScreen
+
+        item = view.transcript.items[message.item_index]
+        self.app.push_screen(FullTextScreen(f"Reply · {view.name}", item.current_text()))
 
     def on_click(self, event: events.Click) -> None:
         if isinstance(event.widget, OlderMarker):

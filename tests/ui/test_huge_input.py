@@ -1,0 +1,75 @@
+"""Issue 11: a reply too long to render as Markdown shows its start and a note, and a click
+opens all of it in a viewer (the time it costs is measured in benchmarks/bench_huge.py)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from dsh_tui.compose import build_context
+from dsh_tui.llm.scripted import text
+from dsh_tui.ui.screens.full_text import FullTextScreen
+from dsh_tui.ui.widgets.blocks import MARKDOWN_LIMIT, AssistantBlock
+
+from .conftest import SIZE, add_agent, idle, make_app, msg, settle, wait_until, world
+
+HUGE = ("line of a huge reply \x1b]0;PWN\x07\n" * 20_000) + "THE-END"
+
+
+class OneDelta:
+    """A provider whose reply is one text delta of `text` (as a server may send it)."""
+
+    name = "one-delta"
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def context_window(self, model: str) -> int | None:
+        return None
+
+    async def stream(self, request: Any) -> AsyncIterator[dict[str, Any]]:
+        yield {"type": "block-start", "index": 0, "blockType": "text"}
+        yield {"type": "text-delta", "index": 0, "text": self.text}
+        yield {"type": "block-end", "index": 0, "block": {"type": "text", "text": self.text}}
+        yield {"type": "finish", "reason": {"kind": "stop"}}
+
+
+async def test_a_huge_reply_is_cut_with_a_note_and_a_click_shows_all() -> None:
+    ctx = build_context(providers={"mock": OneDelta(HUGE)}, tools=[], retry=False,
+                        system_prompt=None)
+    agent = await add_agent(ctx, "big", "big")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        app.select_agent(agent.id)
+        agent.followup(msg("a lot, please", "m1"))
+        await idle(pilot, agent)
+        await settle(pilot)
+        (block,) = app.transcript.query(AssistantBlock)
+        assert block.truncated
+        assert len(block.source) < MARKDOWN_LIMIT + 200
+        assert f"{len(HUGE) - MARKDOWN_LIMIT:,} more characters not shown" in block.source
+        assert "THE-END" not in block.source and "\x1b" not in block.source
+        # the note at the block's end is what is on screen (the tail is followed)
+        visible_bottom = min(block.region.bottom, app.transcript.region.bottom) - 2
+        await pilot.click(block, offset=(3, visible_bottom - block.region.y))
+        await wait_until(pilot, lambda: isinstance(app.screen, FullTextScreen))
+        shown = app.screen.query_one("#full-text").text
+        assert shown.endswith("THE-END") and len(shown) == len(HUGE)
+        assert "\x1b" not in shown and "␛]0;PWN␇" in shown
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, FullTextScreen)
+
+
+async def test_a_reply_under_the_limit_is_rendered_whole() -> None:
+    reply_text = "short **answer**\n\n" + "x" * 1000
+    ctx, _ = world([text(reply_text)])
+    agent = await add_agent(ctx, "small", "small")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        app.select_agent(agent.id)
+        agent.followup(msg("a little", "m1"))
+        await idle(pilot, agent)
+        await settle(pilot)
+        (block,) = app.transcript.query(AssistantBlock)
+        assert not block.truncated and block.source == reply_text
