@@ -80,17 +80,22 @@ def keymap_problems(keymap: Mapping[str, str], known_ids: Iterable[str]) -> list
 
 
 def binding_ids() -> set[str]:
-    """Every binding id the app, its widgets and its screens declare."""
+    """Every binding id the app, its widgets and its screens declare (found by walking the
+    `screens` and `widgets` packages, so a new screen's keys are known without a list)."""
+    import importlib
+    import pkgutil
+
     from textual.binding import Binding
 
+    from . import screens, widgets
     from .keys import ACTIONS, binding_sources
-    from .screens import breakpoint, confirm, edit, help, sessions
-    from .widgets import search_bar
 
     classes: list[type] = list(binding_sources())
-    for module in (breakpoint, confirm, edit, help, sessions, search_bar):
-        classes += [value for value in vars(module).values()
-                    if isinstance(value, type) and getattr(value, "BINDINGS", None)]
+    for package in (screens, widgets):
+        for info in pkgutil.iter_modules(package.__path__):
+            module = importlib.import_module(f"{package.__name__}.{info.name}")
+            classes += [value for value in vars(module).values()
+                        if isinstance(value, type) and getattr(value, "BINDINGS", None)]
     ids = {spec.name for spec in ACTIONS}
     for cls in classes:
         for binding in getattr(cls, "BINDINGS", []):
