@@ -222,7 +222,8 @@ def run_app(args: argparse.Namespace) -> int:
             h.get("id") == args.resume for h in persistence.list_sessions()):
         raise CliError(f'no saved session "{args.resume}" in {persistence.root} '
                        "(dsh-tui sessions lists them)")
-    _check_terminal()  # last check: every mistake in the options is named first
+    if args.resume is None:
+        _check_terminal()  # before a new session is made; a resume reports its session first
     return asyncio.run(_run_app(args, config, persistence))
 
 
@@ -255,6 +256,7 @@ async def _run_app(args: argparse.Namespace, config: UiConfig, persistence: Any)
                                    title=title, session_id=new_agent_id(title))
             except Exception as error:
                 raise CliError(f"cannot start the first agent: {error}") from None
+        _check_terminal()  # a resumed session's own problems (open elsewhere) are named first
         app = DshApp(ctx, config)
         await app.run_async()
     finally:
