@@ -158,6 +158,37 @@ class EventLog:
             start = end
             k += 1
 
+    def iter_live(self, start: int, stop: int) -> Iterator[Any]:
+        """Like `iter`, without the packed runs: for scans that look for anything but a
+        stream chunk (a request header, a turn start), which must not decode history."""
+        if start >= stop:
+            return
+        k = bisect.bisect_right(self._starts, start) - 1
+        while start < stop and k < len(self._segs):
+            first = self._starts[k]
+            seg = self._segs[k]
+            if isinstance(seg, ChunkRun):
+                start = first + seg.count
+            else:
+                end = min(stop, first + len(seg))
+                for i in range(start - first, end - first):
+                    yield seg[i]
+                start = end
+            k += 1
+
+    def riter_live(self, stop: int) -> Iterator[Any]:
+        """Like `riter`, without the packed runs."""
+        k = bisect.bisect_right(self._starts, stop - 1) - 1 if stop > 0 else -1
+        top = stop
+        while k >= 0:
+            first = self._starts[k]
+            seg = self._segs[k]
+            if not isinstance(seg, ChunkRun):
+                for i in range(top - first - 1, -1, -1):
+                    yield seg[i]
+            top = first
+            k -= 1
+
     def riter(self, stop: int) -> Iterator[Any]:
         """Events of seqs stop-1 down to 0."""
         if stop <= 0:

@@ -518,7 +518,7 @@ class Session:
     def request_header(self) -> Any:
         """The canonical request header in force (the latest `request/header`), or None."""
         seen, state = self._header_fold
-        for event in self._log.iter(seen, len(self._log)):
+        for event in self._log.iter_live(seen, len(self._log)):
             if event.type == "request/header" and isinstance(event.data, Mapping):
                 state = canonical_header(event.data.get("header") or {})
         self._header_fold = (len(self._log), state)
@@ -526,7 +526,7 @@ class Session:
 
     def request_context(self) -> Any:
         seen, state = self._context_fold
-        for event in self._log.iter(seen, len(self._log)):
+        for event in self._log.iter_live(seen, len(self._log)):
             if event.type == "request/context":
                 state = event.data
         self._context_fold = (len(self._log), state)
@@ -534,7 +534,7 @@ class Session:
 
     def last_turn(self) -> int:
         """The turn number of the last `turn/start` in the whole log (0 if none)."""
-        for event in self._log.riter(len(self._log)):
+        for event in self._log.riter_live(len(self._log)):
             if event.type == "turn/start" and isinstance(event.data, Mapping):
                 turn = event.data.get("turn")
                 if type(turn) is int:

@@ -163,6 +163,10 @@ def test_property_event_log_reads_like_a_list(operations):
     assert [e.to_json() for e in log.iter(0, len(log))] == want
     assert [e.to_json() for e in log.riter(len(log))] == want[::-1]
     assert [log[i].to_json() for i in range(len(log))] == want
+    live = [e.to_json() for e in log.iter_live(0, len(log))]
+    assert [r for r in want if r["type"] != "assistant/chunk"] == \
+        [r for r in live if r["type"] != "assistant/chunk"]
+    assert [e.to_json() for e in log.riter_live(len(log))] == live[::-1]
     for start in range(0, len(model), 7):
         assert [e.seq for e in log.iter(start, start + 11)] == \
             list(range(start, min(len(model), start + 11)))
