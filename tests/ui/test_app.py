@@ -9,14 +9,15 @@ from pathlib import Path
 from textual.command import CommandPalette
 from textual.widgets import Checkbox, Input
 
-from dsh_tui.compose import open_log
+from dsh_tui.compose import build_context, open_log
 from dsh_tui.harness import new_world
 from dsh_tui.harness.readonly import register_log_agent
-from dsh_tui.llm.scripted import hang, text
+from dsh_tui.llm.scripted import ScriptedModel, hang, text
 from dsh_tui.ui.config import UiConfig
 from dsh_tui.ui.keys import ACTIONS
 from dsh_tui.ui.screens.help import HelpScreen
 from dsh_tui.ui.widgets.blocks import AssistantBlock
+from dsh_tui.ui.world import create_agent
 
 from .conftest import (
     SIZE,
@@ -375,3 +376,22 @@ async def test_agent_names_are_never_markup() -> None:
         await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette))
         await pilot.press(*"agent: [bold]")
         await wait_until(pilot, lambda: "agent: [bold]odd[/bold]" in screen_text(app))
+
+
+async def test_the_empty_transcript_suggests_the_demo_prompt_only_on_the_demo_model() -> None:
+    from dsh_tui.llm.demo import DemoModel
+
+    ctx = build_context(providers={"mock": ScriptedModel([]), "demo": DemoModel(speed=0)},
+                        retry=False, system_prompt=None)
+    await add_agent(ctx, "real", "real")
+    demo = await create_agent(ctx, provider="demo", model="demo", title="demo",
+                              session_id="demo")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        app.select_agent("real")
+        await settle(pilot)
+        shown = screen_text(app)
+        assert "No messages yet" in shown and "compare two designs" not in shown
+        app.select_agent(demo.agent.id)
+        await settle(pilot)
+        assert "compare two designs for a cache" in screen_text(app)

@@ -219,3 +219,31 @@ async def test_claimed_items_visibly_leave_for_the_transcript() -> None:
         assert "✓ claimed into turn 1" in shown
         assert "NEXT TURN · 0" in shown
         assert "↩ follow-up  you  #m1" in shown  # now in the transcript
+
+
+async def test_a_claimed_steer_is_rescued_as_a_steer() -> None:
+    ctx, model = world([text("took the steer"), text("took the rescued text")])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        app.select_agent("planner")
+        agent.inbox.append("next-step", msg("steer this way", "s1", "steer"))  # no wake
+        await settle(pilot)
+        await focus_item(pilot, "s1")
+        await pilot.press("e")
+        screen = app.screen
+        assert isinstance(screen, EditScreen)
+        await pilot.press(*", please")
+        agent.wake()  # the agent claims s1 while the dialog is open
+        await wait_until(pilot, lambda: agent.inbox.get("s1") is None)
+        await settle(pilot)
+        assert screen.claimed and "ctrl+s sends it as a steer" in str(
+            screen.query_one("#claimed").render())
+        await pilot.press("ctrl+s")
+        await idle(pilot, agent)
+        await wait_until(pilot, lambda: len(model.requests) == 2)
+        await idle(pilot, agent)
+        users = [e.data for e in agent.session.events if e.type == "user/message"]
+        assert [u["content"][0]["text"] for u in users] == ["steer this way",
+                                                           "steer this way, please"]
+        assert users[1]["source"].get("lane") == "steer"

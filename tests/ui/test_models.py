@@ -342,3 +342,55 @@ def test_strips_do_not_cache_themselves() -> None:
     assert left.text == "hello" and right.text == " world"
     assert strip.divide([5, 11])[0] is left
     assert strip.crop_extend(0, 13, None).cell_length == 13
+
+
+async def test_retries_read_as_one_line_per_failed_request() -> None:
+    from dsh_tui.llm.retry import install_retry_policy
+
+    ctx, model_ = world([fail("RATE_LIMIT", "too many requests", status=429),
+                         fail("SERVER", "boom", status=503), text("ok")])
+
+    async def no_wait(_seconds: float) -> None:
+        return None
+
+    install_retry_policy(ctx, sleep=no_wait)
+    handle = await ctx.agents.create(CreateAgentOptions(
+        session_id="a", agent_options=AgentOptions(provider="mock", model="mock")))
+    handle.agent.followup(msg("hi", "m1"))
+    await handle.agent.when_idle()
+    types = [e.type for e in handle.agent.session.events]
+    assert types.count("llm/retry") == 2 and types.count("llm/retry-started") == 2
+    model = TranscriptModel()
+    model.apply_all(handle.agent.session.events)
+    notices = [i.text for i in model.items if i.kind == "notice"]
+    assert notices == ["model request failed: too many requests (RATE_LIMIT) · retry 1 of 5 sent",
+                       "model request failed: boom (SERVER) · retry 2 of 5 sent"]
+    assert not any("{" in n for n in notices)  # no raw JSON record in the transcript
+    assert kinds(model)[-2:] == ["text", "turn-end"] and len(model_.requests) == 3
+
+
+def test_a_tool_call_of_an_ended_turn_no_longer_says_running() -> None:
+    model = TranscriptModel()
+    model.apply_all([
+        ev(0, "turn/start", {"turn": 1}),
+        ev(1, "step/start", {"turn": 1, "step": 1}),
+        ev(2, "tool/call", {"callId": "c1", "name": "slow", "arguments": "{}"}),
+        ev(3, "turn/end", {"turn": 1, "reason": {"kind": "aborted",
+                                                 "reason": {"kind": "user"}}}),
+    ])
+    tool = next(i for i in model.items if i.kind == "tool")
+    assert tool.result is None and tool.interrupted and tool.reason_kind == "aborted"
+    from dsh_tui.ui.widgets.blocks import ToolBlock
+
+    block = ToolBlock(tool)
+    shown = str(block.render())
+    assert "running" not in shown and "no result · the turn aborted" in shown
+
+
+def test_collapsed_multi_line_json_arguments_show_on_one_line() -> None:
+    from dsh_tui.ui.widgets.blocks import _one_line_args
+
+    pretty = '{\n  "path": "notes.md",\n  "lines": [1, 2]\n}'
+    assert _one_line_args(pretty) == '{"path": "notes.md", "lines": [1, 2]}'
+    assert _one_line_args("first line\n  second line") == "first line second line"
+    assert _one_line_args("") == "{}"

@@ -160,3 +160,27 @@ async def test_a_detached_window_counts_new_output_instead_of_mounting_it() -> N
         await pilot.press("escape", "end")
         await settle(pilot)
         assert not transcript.detached and "reply 13" in screen_text(app)
+
+
+async def test_search_highlights_the_match_not_the_whole_block() -> None:
+    from dsh_tui.ui.widgets.blocks import MATCH_STYLE, UserBlock
+
+    ctx, _model = world([text("fine")])
+    agent = await add_agent(ctx, "a", "a")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        app.select_agent("a")
+        agent.followup(msg("look for the needle in this haystack", "m1"))
+        await idle(pilot, agent)
+        await pilot.press("ctrl+f", *"needle")
+        await settle(pilot)
+        block = next(b for b in app.transcript.query(UserBlock))
+        assert block.has_class("-search-hit")
+        content = block.render()
+        plain = content.plain
+        start = plain.index("needle")
+        spans = [(s.start, s.end) for s in content.spans if str(s.style) == MATCH_STYLE]
+        assert spans == [(start, start + len("needle"))]
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not [s for s in block.render().spans if str(s.style) == MATCH_STYLE]
