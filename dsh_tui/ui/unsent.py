@@ -57,8 +57,12 @@ class UnsentTracker:
         self.dismissed |= message_ids
         self.version += 1
 
+    _KINDS = frozenset({"agent/inbox/spliced", "turn/start", "user/message", "turn/end"})
+
     def apply(self, event: Any) -> None:
         kind = getattr(event, "type", None)
+        if kind not in self._KINDS:
+            return  # stream chunks and the rest: not even their data is read
         data = getattr(event, "data", None)
         if not isinstance(data, Mapping):
             return
