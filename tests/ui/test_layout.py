@@ -106,3 +106,16 @@ async def test_prose_keeps_a_readable_measure_on_a_very_wide_screen() -> None:
         blocks = list(app.transcript.query("AssistantBlock"))
         assert blocks and all(b.region.width <= 104 for b in blocks)
         assert app.transcript.region.width > 140  # the space is there; the measure is kept
+
+
+async def test_a_tree_row_too_long_for_its_pane_ends_in_an_ellipsis() -> None:
+    ctx, _model = world()
+    await add_agent(ctx, "long", "an agent whose title is far too long for the tree pane")
+    app = make_app(ctx)
+    async with app.run_test(size=(120, 30)) as pilot:
+        app.select_agent("long")
+        await settle(pilot)
+        row = next(line for line in screen_text(app).splitlines()
+                   if line.startswith("│") and "an agent whose" in line)
+        tree_part = row.split("││")[0]
+        assert tree_part.rstrip(" │").endswith("…"), row

@@ -143,6 +143,20 @@ class AgentTree(Tree[str]):
             text.append(f" {view.model}", Style(dim=True, italic=True))
         return text
 
+    def render_label(self, node: TreeNode[str], base_style: Style, style: Style) -> Text:
+        """The row as Textual draws it, ending in … where the pane is too narrow for it (the
+        selected agent's name and state are in the transcript title; wider panes show all)."""
+        text = super().render_label(node, base_style, style)
+        depth, parent = 0, node.parent
+        while parent is not None and parent is not self.root:
+            depth += 1
+            parent = parent.parent
+        room = self.scrollable_content_region.width - depth * self.guide_depth
+        if 1 < room < text.cell_len:
+            text = text.copy()
+            text.truncate(room, overflow="ellipsis")
+        return text
+
     def tick(self, views: dict[str, AgentView]) -> bool:
         """Advance the spinner of running agents; False when nothing is running."""
         running = {agent_id for agent_id, view in views.items()
