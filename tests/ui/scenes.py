@@ -114,6 +114,8 @@ async def steady(pilot: Any) -> None:
             break
     transcript.scroll_end(animate=False, immediate=True)
     await pilot.pause()
+    transcript.vertical_scrollbar.refresh()  # its thumb is drawn from the final position
+    await pilot.pause()
 
 
 def message(text_: str, id_: str, lane: str | None = None, **source: Any) -> Any:
