@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.command import CommandPalette, DiscoveryHit, Hit, Hits, Provider, SearchIcon
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.css.query import NoMatches
@@ -109,6 +109,17 @@ class DshCommands(Provider):
             if score > 0:
                 yield Hit(score, matcher.highlight(escape(title)), callback, text=title,
                           help=escape(help_text))
+
+
+PALETTE_ICON = "›"
+"""Textual's palette shows 🔎: a two-cell colour emoji, or an empty box in a browser's font."""
+
+
+class Palette(CommandPalette):
+    """Textual's command palette with a single-cell, text-presentation search icon."""
+
+    def on_mount(self) -> None:
+        self.query_one(SearchIcon).icon = PALETTE_ICON
 
 
 class CenterColumn(Vertical):
@@ -415,7 +426,7 @@ class DshApp(App[None]):
             # The inbox pane is folded away (narrow screen or a toggle): its counts stay in
             # sight here, and the key that shows it is named.
             keys = " / ".join(keys_for(self, "toggle_inbox"))
-            parts.append(f"inbox ⚑{len(inbox.next_step)} ↩{len(inbox.next_turn)}"
+            parts.append(f"inbox ⚑{len(inbox.next_step)} ↵{len(inbox.next_turn)}"
                          + (f" ({keys})" if keys else ""))
         tokens = model.input_tokens + model.output_tokens
         if tokens:
@@ -1032,6 +1043,10 @@ class DshApp(App[None]):
             return
         await self._adopt(handle.agent.id)
         self.say(f"Resumed {self.display_name(handle.agent.id)}.", timeout=3)
+
+    def action_command_palette(self) -> None:
+        if self.use_command_palette and not CommandPalette.is_open(self):
+            self.push_screen(Palette(id="--command-palette"))
 
     def action_toggle_reasoning(self) -> None:
         self.transcript.action_toggle_reasoning()

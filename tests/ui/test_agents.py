@@ -58,10 +58,10 @@ async def test_row_shows_status_turn_pending_and_model() -> None:
         agent.steer(msg("s", "s1", "steer"))
         agent.followup(msg("f", "f1"))
         await settle(pilot)
-        assert app.tree.nodes["planner"].label.plain == "● planner t1 ⚑1 ↩1 mock"
+        assert app.tree.nodes["planner"].label.plain == "● planner t1 ⚑1 ↵1 mock"
         agent.cancel(keep_inbox=True)
         await idle(pilot, agent)
-        assert app.tree.nodes["planner"].label.plain == "⏸ planner t1 ⚑1 ↩1 mock"
+        assert app.tree.nodes["planner"].label.plain == "‖ planner t1 ⚑1 ↵1 mock"
 
 
 async def test_selecting_a_row_points_transcript_and_inbox_at_it() -> None:

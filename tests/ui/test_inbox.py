@@ -218,7 +218,7 @@ async def test_claimed_items_visibly_leave_for_the_transcript() -> None:
         shown = screen_text(app)
         assert "✓ claimed into turn 1" in shown
         assert "NEXT TURN · 0" in shown
-        assert "↩ follow-up  you  #m1" in shown  # now in the transcript
+        assert "↵ follow-up  you  #m1" in shown  # now in the transcript
 
 
 async def test_a_claimed_steer_is_rescued_as_a_steer() -> None:

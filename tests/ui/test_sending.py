@@ -31,7 +31,7 @@ async def test_enter_sends_a_follow_up_that_the_agent_answers() -> None:
         assert sent[0]["source"] == {"kind": "user", "lane": "follow-up"}
         assert app.composer.text == ""
         shown = screen_text(app)
-        assert "↩ follow-up" in shown and "hello back" in shown
+        assert "↵ follow-up" in shown and "hello back" in shown
         assert "turn 1 · completed" in shown
 
 
@@ -56,7 +56,7 @@ async def test_steer_and_inject_land_in_next_step_while_running() -> None:
         assert step[1].source["kind"] == "plugin"  # injected context, not a prompt
         assert [(m.text, m.source["lane"]) for m in turn] == [("then summarise", "follow-up")]
         shown = screen_text(app)
-        for badge in ("⚑ steer", "✚ inject", "↩ follow-up", "NEXT STEP · 2", "NEXT TURN · 1"):
+        for badge in ("⚑ steer", "✚ inject", "↵ follow-up", "NEXT STEP · 2", "NEXT TURN · 1"):
             assert badge in shown
         agent.cancel()
         await idle(pilot, agent)

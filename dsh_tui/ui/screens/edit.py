@@ -110,7 +110,7 @@ class EditScreen(ModalScreen[str | None]):
         self.claimed = True
         when = f" in turn {turn}" if turn else ""
         self.query_one("#claimed", Static).update(Content(
-            f"⚠ The agent already claimed this message{when}, so it can no longer be "
+            f"! The agent already claimed this message{when}, so it can no longer be "
             f"edited. Your text is kept: send it as a new message (ctrl+s sends it as a "
             f"{self.rescue_lane}), or cancel (escape)."))
         self.add_class("-claimed")

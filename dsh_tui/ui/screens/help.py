@@ -25,13 +25,13 @@ LEGEND: tuple[tuple[str, str], ...] = (
 )
 
 SYMBOLS: tuple[tuple[str, str], ...] = (
-    ("⠋", "running (animated)"),
+    ("◐", "running (animated)"),
     ("○", "idle"),
-    ("⏸", "idle with work kept in its inbox (paused after a stop)"),
+    ("‖", "idle with work kept in its inbox (paused after a stop)"),
     ("✗", "its last turn ended with an error"),
     ("◆", "breakpoint set; \"◆ name paused\": waiting at it (select it to see the step)"),
     ("t3", "current turn"),
-    ("⚑2 ↩1", "pending next-step items · queued follow-ups"),
+    ("⚑2 ↵1", "pending next-step items · queued follow-ups"),
 )
 
 

@@ -1,7 +1,7 @@
 """The agent tree (`#agent-tree`): roots and the children they own, at any depth.
 
-Each row: status (a spinner while running, ⏸ when idle with work kept, ✗ after a
-failed turn), display name, current turn, pending next-step (⚑) and next-turn (↩)
+Each row: status (a spinner while running, ‖ when idle with work kept, ✗ after a
+failed turn), display name, current turn, pending next-step (⚑) and next-turn (↵)
 counts, and the model. It is updated incrementally from the bridge's flush: a
 node is added when its agent is created and removed when it is disposed; labels
 of changed agents are recomputed, nothing is polled.
@@ -20,7 +20,7 @@ from textual.widgets.tree import TreeNode
 
 from ..models import AgentView, visible_label
 
-SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+SPINNER = "◐◓◑◒"
 
 
 class AgentTree(Tree[str]):
@@ -119,7 +119,7 @@ class AgentTree(Tree[str]):
             icon = SPINNER[self.frame % len(SPINNER)] if animate else "●"
             icon_style = Style(color=theme.success, bold=True)
         elif steps or turns:
-            icon, icon_style = "⏸", Style(color=theme.warning)
+            icon, icon_style = "‖", Style(color=theme.warning)
         elif view.transcript.last_end_kind == "error":
             icon, icon_style = "✗", Style(color=theme.error, bold=True)
         else:
@@ -134,7 +134,7 @@ class AgentTree(Tree[str]):
         if steps:
             text.append(f" ⚑{steps}", Style(color=theme.warning))
         if turns:
-            text.append(f" ↩{turns}", Style(color=theme.secondary or theme.primary))
+            text.append(f" ↵{turns}", Style(color=theme.secondary or theme.primary))
         if paused:
             text.append(" paused", Style(color=theme.error, bold=True))
         elif breakpoints is not None and breakpoints.is_armed(agent.id):

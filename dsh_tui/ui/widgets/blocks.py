@@ -20,7 +20,7 @@ from textual.widgets._markdown import MarkdownBlock, MarkdownFence
 
 from ..models import Item, format_duration, last_line, one_line, short_id, visible, visible_label
 
-LANE_GLYPH = {"follow-up": "↩", "steer": "⚑", "inject": "✚", "context": "◇", "message": "•"}
+LANE_GLYPH = {"follow-up": "↵", "steer": "⚑", "inject": "✚", "context": "◇", "message": "•"}
 LANE_STYLE = {"follow-up": "$lane-followup", "steer": "$lane-steer", "inject": "$lane-inject",
               "context": "$lane-context", "message": "$foreground"}
 RESULT_PREVIEW_LINES = 4
@@ -381,7 +381,7 @@ class ToolBlock(Static, TranscriptBlock):
         else:
             status = Content.styled(f"✓ {format_duration(item.duration)}".rstrip(),
                                     "bold $success")
-        head = Content.assemble(("⚙ ", "$secondary"), (visible_label(item.name or "tool"), "bold"),
+        head = Content.assemble(("λ ", "$secondary"), (visible_label(item.name or "tool"), "bold"),
                                 " ", status)
         if self.expanded:
             body = [Content.styled("arguments", "$text-muted"), Content(visible(_cap(
@@ -445,7 +445,7 @@ class NoticeBlock(Static, TranscriptBlock):
         self._item = item
         self.shown_version = item.version
         self.set_classes([f"-{item.level}"] + (["-search-hit"] if self.search else []))
-        prefix = "⚠ " if item.level in ("warning", "error") else "· "
+        prefix = "! " if item.level in ("warning", "error") else "· "
         self.update(marked(Content(prefix + visible(_cap(item.current_text()))), self.search))
 
 

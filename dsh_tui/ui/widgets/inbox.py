@@ -42,7 +42,7 @@ def _preview(text: str) -> Content:
 def row_prompt(row: InboxRow, position: int | None = None) -> Content:
     """The text of one inbox row (badges first, then the message preview)."""
     if row.kind == "banner":
-        return Content.styled("⏸ " + row.text, "bold $warning")
+        return Content.styled("‖ " + row.text, "bold $warning")
     if row.kind == "hint":
         return Content.styled(row.text, "$text-muted")
     if row.kind == "header":
