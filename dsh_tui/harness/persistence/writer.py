@@ -37,6 +37,11 @@ def is_durable_type(event_type: str) -> bool:
     return event_type == "agent/inbox/spliced" or event_type.startswith("turn/")
 
 
+NAMING_TYPES = frozenset({"session/title"})
+"""Events that only name a session. A new session holding nothing else is not created on
+disk: an app opened (or a browser tab reloaded) and left without a message leaves no file."""
+
+
 def _line(event: SessionEvent) -> str:
     record = event.to_json()
     try:
@@ -107,6 +112,8 @@ class SessionWriter:
         """Write every pending event as one batch; raises OSError with nothing lost."""
         if not self.pending:
             return
+        if not self.materialized and all(e.type in NAMING_TYPES for e in self.pending):
+            return  # only named so far: the first real event creates the file, with these
         count = len(self.pending)
         try:
             batch = self.encode(self.pending)
