@@ -380,8 +380,14 @@ def serve_app(args: argparse.Namespace) -> int:
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"dsh-tui: serving on {args.host}: anyone who reaches this port can drive your "
               "agents", file=sys.stderr)
+    import tempfile
+
+    from dsh_tui.serve_page import write_templates
+
     sys.unraisablehook = _quiet_closed_loop(sys.unraisablehook)
-    Server(serve_command(args), host=args.host, port=args.port, title="dsh-tui").serve()
+    with tempfile.TemporaryDirectory(prefix="dsh-tui-serve-") as pages:
+        Server(serve_command(args), host=args.host, port=args.port, title="dsh-tui",
+               templates_path=write_templates(Path(pages))).serve()
     return 0
 
 

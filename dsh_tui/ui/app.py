@@ -33,7 +33,7 @@ from .breakpoints import CONTINUE, SKIP, Breakpoints, Pause
 from .bridge import Bridge, FlushBatch
 from .config import ConfigError, UiConfig, save_setting
 from .gcpacing import GcPacing
-from .keys import ACTIONS, keys_for
+from .keys import ACTIONS, key_name, keys_for, startup_keymap
 from .models import (
     LANE_TARGET,
     LANES,
@@ -224,9 +224,8 @@ class DshApp(App[None]):
             yield InboxView(id="inbox")
         yield EventLog(self.bridge, id="event-log")
         yield SearchBar(id="search")
-        placeholder = READ_ONLY_NOTICE if self.read_only else \
-            "Message the selected agent — enter follow-up · ctrl+s steer · ctrl+t inject"
-        yield Composer(id="composer", placeholder=placeholder, read_only=self.read_only)
+        yield Composer(id="composer", placeholder=READ_ONLY_NOTICE if self.read_only else "",
+                       read_only=self.read_only)
         yield Footer()
 
     @property
@@ -250,6 +249,7 @@ class DshApp(App[None]):
         return self.query_one("#event-log", EventLog)
 
     def on_mount(self) -> None:
+        configured: dict[str, str] = {}
         if self.config.keys:
             from .keys import default_bindings
 
@@ -258,7 +258,10 @@ class DshApp(App[None]):
             if unknown:
                 self.say(f"[keys] in the config names unknown actions: {', '.join(unknown)}. "
                          f"Known: {', '.join(sorted(known))}", "warning", timeout=12)
-            self.set_keymap({k: v for k, v in self.config.keys.items() if k in known})
+            configured = {k: v for k, v in self.config.keys.items() if k in known}
+        keymap = startup_keymap(self.is_web, configured)
+        if keymap:
+            self.set_keymap(keymap)
         self.set_class(self.read_only, "-read-only")
         self.size_classes(self.screen)
         set_title(self.tree, "Agents")
@@ -267,6 +270,10 @@ class DshApp(App[None]):
         self._spinner = self.set_interval(0.1, self._tick, pause=True)
         self.bridge.start()
         self.bridge.flush()
+        if not self.read_only:  # after the keymap: the keys it names are the ones that work
+            self.composer.placeholder = (
+                f"Message the selected agent — {key_name(self, 'followup')} follow-up · "
+                f"{key_name(self, 'steer')} steer · {key_name(self, 'inject')} inject")
         self.composer.focus()
         self._theme_ready = True
         if self._unknown_theme:
@@ -451,7 +458,8 @@ class DshApp(App[None]):
             return None
         agent = self.selected_agent
         if agent is None:
-            self.say("No agent selected: ctrl+n creates one.", "warning")
+            self.say(f"No agent selected: {key_name(self, 'new_agent')} creates one.",
+                     "warning")
         return agent
 
     def display_name(self, agent_id: str) -> str:
@@ -508,6 +516,10 @@ class DshApp(App[None]):
 
     def action_inject(self) -> None:
         self._send("inject")
+
+    def action_delete_word(self) -> None:
+        self.composer.action_delete_word_left()
+        self.composer.focus()
 
     def action_newline(self) -> None:
         if self.read_only:

@@ -35,6 +35,9 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("inject", "Send as injected context",
                "Add context for the next step without waking the agent", "Composer"),
     ActionSpec("newline", "Insert a newline", "A line break in the composer", "Composer"),
+    ActionSpec("delete_word", "Delete the word before the cursor",
+               "In the composer (a browser keeps ctrl+w to close the tab: alt+backspace)",
+               "Composer"),
     ActionSpec("edit_item", "Edit queued item",
                "Edit the highlighted inbox item in place (same id)", "Inbox"),
     ActionSpec("remove_item", "Remove queued item",
@@ -87,7 +90,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Transcript"),
     ActionSpec("search", "Search the transcript",
                "Find text in the selected agent's transcript, however far back: enter or up "
-               "goes to the older match, shift+enter or down to the newer, escape closes",
+               "goes to the older match, down to the newer, escape closes",
                "Transcript"),
     ActionSpec("event_log_scope", "Event log: all agents",
                "Toggle the event log between the selected agent and all", "Event log"),
@@ -120,15 +123,44 @@ def default_bindings() -> dict[str, Binding]:
     return found
 
 
-def keys_for(app: App[Any], action: str) -> list[str]:
-    """The keys bound to `action` right now, as the footer would show them."""
+BROWSER_KEYS: dict[str, str] = {"inject": "alt+t", "new_agent": "alt+n"}
+"""Served to a browser (`dsh-tui serve`): actions whose default key the browser keeps for
+itself (ctrl+t opens a tab, ctrl+n a window) get a key the browser passes on. The
+config's `[keys]` still wins."""
+
+BROWSER_KEPT = frozenset({
+    "ctrl+t", "ctrl+n", "ctrl+w", "ctrl+tab", "ctrl+shift+tab", "ctrl+pageup",
+    "ctrl+pagedown", "ctrl+shift+t", "ctrl+shift+n", "ctrl+shift+w", "ctrl+shift+q"})
+"""Keys a browser acts on before the page sees them (tabs, windows): never shown there."""
+
+UNTOLD = frozenset({"shift+enter"})
+"""Keys that most terminals, and every browser, send exactly as another key (shift+enter
+arrives as enter): still bound for the terminals that report them, never advertised."""
+
+
+def startup_keymap(web: bool, configured: dict[str, str]) -> dict[str, str]:
+    """The keymap the app starts with: the browser's second keys when served, then the
+    config's `[keys]`."""
+    return {**(BROWSER_KEYS if web else {}), **configured}
+
+
+def bound_keys(app: App[Any], action: str) -> list[str]:
+    """The key names bound to `action` that work where the app runs, after the keymap."""
     binding = default_bindings().get(action)
     if binding is None:
         return []
     spec = getattr(app, "_keymap", {}).get(action, binding.key)
-    out = []
-    for key in spec.split(","):
-        key = key.strip()
-        if key:
-            out.append(app.get_key_display(Binding(key, action)))
-    return out
+    hidden = UNTOLD | (BROWSER_KEPT if getattr(app, "is_web", False) else frozenset())
+    return [key for key in (k.strip() for k in spec.split(",")) if key and key not in hidden]
+
+
+def keys_for(app: App[Any], action: str) -> list[str]:
+    """The keys bound to `action` right now, as the footer would show them (only those
+    that work where the app runs: not a key the browser keeps, not shift+enter)."""
+    return [app.get_key_display(Binding(key, action)) for key in bound_keys(app, action)]
+
+
+def key_name(app: App[Any], action: str) -> str:
+    """The first working key of `action` as prose names it (`alt+t`), for hints."""
+    keys = bound_keys(app, action)
+    return keys[0] if keys else "the palette (ctrl+p)"

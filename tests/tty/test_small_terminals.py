@@ -23,7 +23,7 @@ def _button_row(term: Terminal, *labels: str) -> str:
 def test_a_small_terminal_shows_the_reply_the_inbox_and_whole_dialogs(
         terminal: Callable[..., Terminal], cols: int, rows: int) -> None:
     term = terminal(cols=cols, rows=rows)
-    term.wait_for("inbox ⚑0 ↩0")  # the side panes fold away; the inbox counts stay in sight
+    term.wait_for("inbox ⚑0 ↵0")  # the side panes fold away; the inbox counts stay in sight
     assert "Agents" not in term.text()
     term.write(burst("hello there", key("enter")))
     term.wait_for("hello there")
@@ -33,7 +33,7 @@ def test_a_small_terminal_shows_the_reply_the_inbox_and_whole_dialogs(
                                 for line in term.lines()), "a streamed reply line")
     term.wait_for("completed", timeout=30)
     term.write(burst("some context", key("ctrl+t")))  # injected: waits, never wakes the agent
-    term.wait_for("inbox ⚑1 ↩0")  # the folded inbox's counts, in the transcript title
+    term.wait_for("inbox ⚑1 ↵0")  # the folded inbox's counts, in the transcript title
     term.press("ctrl+o")
     term.wait_for("NEXT STEP · 1")
     assert "some context" in term.text()

@@ -28,7 +28,7 @@ async def test_80x24_gives_the_transcript_the_width_and_the_panes_become_toggles
         await settle(pilot)
         assert not app.tree.display and not app.inbox.display
         assert app.transcript.region.width >= 76  # was 6 with fixed 34 + 40 side panes
-        assert "inbox ⚑1 ↩0 (^o)" in screen_text(app)  # the folded inbox stays in sight
+        assert "inbox ⚑1 ↵0 (^o)" in screen_text(app)  # the folded inbox stays in sight
         await pilot.press("ctrl+o")
         await settle(pilot)
         assert app.inbox.display and app.focused is app.inbox and inside(app.inbox, app)

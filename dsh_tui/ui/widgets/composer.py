@@ -1,10 +1,13 @@
 """The composer (`#composer`): a multi-line input with three ways to send.
 
 `enter` queues a follow-up (next turn), `ctrl+s` steers the running turn (next
-step, wakes an idle agent), `ctrl+t` injects context for the next step without
-waking anyone, `ctrl+j` (or `shift+enter` where the terminal reports it) inserts
-a newline. Pasted text keeps its newlines. `up` on the first line and `down` on
-the last walk through what was sent before.
+step, wakes an idle agent), `ctrl+t` (`alt+t` in a browser, which keeps ctrl+t for a
+new tab) injects context for the next step without waking anyone, `ctrl+j` inserts a
+newline (so does `shift+enter` where the terminal reports it, but most terminals and
+every browser send it as enter, so it is never advertised). `ctrl+w` or `alt+backspace`
+deletes the word before the cursor (a browser closes the tab on ctrl+w). Pasted text
+keeps its newlines. `up` on the first line and `down` on the last walk through what was
+sent before.
 
 Keys are resolved through the bindings, not hard-coded, so remapping `followup`
 to another key in the config frees `enter` to insert newlines again.
@@ -50,11 +53,14 @@ class Composer(SafeTextArea):
         Binding("ctrl+s", "steer", "Steer", id="steer"),
         Binding("ctrl+t", "inject", "Inject", id="inject"),
         Binding("ctrl+j,shift+enter", "newline", "Newline", id="newline", show=False),
+        # A browser sends alt+backspace as ESC DEL, which Textual reads as ctrl+w.
+        Binding("ctrl+w,alt+backspace", "delete_word", "Delete word", id="delete_word",
+                show=False),
     ]
 
     HELP = "Type a message for the selected agent. enter: follow-up (queued for the next " \
-           "turn) · ctrl+s: steer (delivered at the next step) · ctrl+t: inject context " \
-           "(next step, does not wake the agent) · ctrl+j: newline."
+           "turn) · ctrl+s: steer (delivered at the next step) · ctrl+t (alt+t in a " \
+           "browser): inject context (next step, does not wake the agent) · ctrl+j: newline."
 
     DEFAULT_CSS = """
     Composer { height: auto; min-height: 3; max-height: 10; border: round $primary 40%; padding: 0 1; }
@@ -87,6 +93,9 @@ class Composer(SafeTextArea):
             event.prevent_default()
             return
         await super()._on_key(event)
+
+    def action_delete_word(self) -> None:
+        self.action_delete_word_left()
 
     def action_newline(self) -> None:
         if not self.read_only:

@@ -1,8 +1,8 @@
 """The search line (`#search`): find text in the selected agent's transcript.
 
 Hidden until `ctrl+f`. Typing searches as you type and jumps to the newest match;
-enter (or up) goes to the next older match, shift+enter (or down) to the next newer
-one, escape closes it and leaves the transcript where the match put it. The bar
+enter (or up) goes to the next older match, down (or shift+enter where the terminal
+reports it) to the next newer one, escape closes it and leaves the transcript where the match put it. The bar
 only reports what the person did; the app owns the search and the transcript.
 """
 
@@ -21,7 +21,7 @@ from textual.widgets import Input, Static
 class SearchInput(Input):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter,up", "step(True)", "Older match"),
-        Binding("shift+enter,down", "step(False)", "Newer match"),
+        Binding("down,shift+enter", "step(False)", "Newer match"),
         Binding("escape", "close", "Close search"),
     ]
 

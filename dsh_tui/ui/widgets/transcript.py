@@ -28,6 +28,7 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
+from ..keys import key_name
 from ..models import AgentView
 from .blocks import (
     AssistantBlock,
@@ -46,9 +47,10 @@ class EmptyHint(Static):
     """
 
 
-def empty_hint(view: AgentView) -> str:
+def empty_hint(view: AgentView, steer: str = "ctrl+s", inject: str = "ctrl+t") -> str:
     """What an empty transcript says: how to start, and (on the demo model only) the demo's
-    own prompt; a real model gets no canned suggestion."""
+    own prompt; a real model gets no canned suggestion. `steer`/`inject`: the keys that
+    work where the app runs (a browser keeps ctrl+t)."""
     if getattr(view.agent.ctx, "read_only", False):
         return "This session is empty."
     options = getattr(view.agent, "options", None)
@@ -58,8 +60,8 @@ def empty_hint(view: AgentView) -> str:
              if demo else "Ask for anything this agent's model and tools can do; sub-agents it "
              "starts appear under it in the tree.\n")
     return ("No messages yet. Type below and press enter.\n\n" + first +
-            "While it works, type more: enter queues a follow-up for the next turn, ctrl+s "
-            "steers the running turn, ctrl+t injects context. Queued messages wait in the "
+            f"While it works, type more: enter queues a follow-up for the next turn, {steer} "
+            f"steers the running turn, {inject} injects context. Queued messages wait in the "
             "inbox, where e edits them.\nescape stops the agent and keeps its inbox; f1 lists "
             "every key.")
 
@@ -190,11 +192,12 @@ class Transcript(VerticalScroll):
         await self._mount_window(lambda count: (max(0, count - self.WINDOW), count))
         view = self.view
         if view is None:
-            self._hint = EmptyHint(Content("No agent selected. ctrl+n creates one."))
+            self._hint = EmptyHint(Content(
+                f"No agent selected. {key_name(self.app, 'new_agent')} creates one."))
             await self.mount(self._hint)
             return
         if not self.blocks:
-            hint = empty_hint(view)
+            hint = empty_hint(view, key_name(self.app, "steer"), key_name(self.app, "inject"))
             self._hint = EmptyHint(Content(hint))
             await self.mount(self._hint)
         self.anchor()
