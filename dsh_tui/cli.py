@@ -291,13 +291,16 @@ def list_sessions(args: argparse.Namespace) -> int:
         print(f"no saved sessions in {persistence.root}")
         return 0
     for header in headers:
-        print(session_line(header, persistence.describe(header)))
+        print(session_line(header, persistence.describe(header),
+                           persistence.lock_holder(header)))
     return 0
 
 
-def session_line(header: Mapping[str, Any], summary: Mapping[str, Any]) -> str:
+def session_line(header: Mapping[str, Any], summary: Mapping[str, Any],
+                 holder: Any = None) -> str:
     """One `dsh-tui sessions` row. Titles and first prompts are outside text (a model
-    names its sub-agents through `spawn_agent`), so every part is made visible-safe."""
+    names its sub-agents through `spawn_agent`), so every part is made visible-safe.
+    `holder`: the process that has the session open (persistence's `lock_holder`)."""
     import datetime as dt
 
     from dsh_tui.harness.safe_text import visible_label
@@ -310,6 +313,8 @@ def session_line(header: Mapping[str, Any], summary: Mapping[str, Any]) -> str:
         line += f"  “{visible_label(str(summary['title']))}”"
     if header.get("origin") == "subagent":
         line += f"  (sub-agent of {visible_label(str(header.get('parentSession')))})"
+    if holder is not None:
+        line += f"  ● open ({visible_label(holder.describe())})"
     if summary.get("preview"):
         line += f"  — {visible_label(str(summary['preview']))}"
     return line

@@ -1026,11 +1026,14 @@ class DshApp(App[None]):
     async def _show_sessions(self, persistence: Any) -> None:
         """Headers and summaries are file reads: they happen off the event loop."""
         try:
-            headers, summaries = await asyncio.to_thread(_stored_sessions, persistence)
+            headers, summaries, elsewhere = await asyncio.to_thread(_stored_sessions,
+                                                                    persistence)
         except Exception as error:
             self.say(f"Could not list saved sessions: {error}", "error")
             return
         live = {agent.id for agent in self.ctx.agents.list()}
+        for session_id in live:
+            elsewhere.pop(session_id, None)
         stored = {str(h.get("id")) for h in headers}
         opened = [dict(a.session.header) for a in self.ctx.agents.list() if a.id not in stored]
         for agent in self.ctx.agents.list():
@@ -1039,12 +1042,17 @@ class DshApp(App[None]):
                          reverse=True)
 
         def chosen(session_id: str | None) -> None:
-            if session_id and session_id not in live:
+            if session_id in elsewhere:
+                self.say(f"{summaries.get(session_id, {}).get('title') or session_id} is open "
+                         f"in another dsh-tui ({elsewhere[session_id]}): one process writes a "
+                         "session at a time. Quit it there first.", "warning", timeout=8)
+            elif session_id and session_id not in live:
                 self._resume(session_id, headers)
             elif session_id:
                 self.select_agent(session_id, focus_tree=True)
 
-        self.push_screen(SessionsScreen(headers, live, summaries=summaries), chosen)
+        self.push_screen(SessionsScreen(headers, live, summaries=summaries,
+                                        elsewhere=elsewhere), chosen)
 
     @work(group="agents", exit_on_error=False)
     async def _resume(self, session_id: str, headers: list[Any]) -> None:
@@ -1199,12 +1207,22 @@ class DshApp(App[None]):
 SUMMARISED_SESSIONS = 200
 
 
-def _stored_sessions(persistence: Any) -> tuple[list[Any], dict[str, dict[str, Any]]]:
-    """Stored headers, newest first, and the title/first prompt of the newest ones."""
+def _stored_sessions(persistence: Any,
+                    ) -> tuple[list[Any], dict[str, dict[str, Any]], dict[str, str]]:
+    """Stored headers, newest first; the title/first prompt of the newest ones; and the
+    sessions another process has open (id → who, e.g. "pid 4242 on host"): a second
+    writer would interleave its seqs with theirs, so those are shown open, not resumable."""
     headers = list(persistence.list_sessions())
     describe = getattr(persistence, "describe", None)
     summaries: dict[str, dict[str, Any]] = {}
     if describe is not None:
         for header in headers[:SUMMARISED_SESSIONS]:
             summaries[str(header.get("id"))] = describe(header)
-    return headers, summaries
+    elsewhere: dict[str, str] = {}
+    holder_of = getattr(persistence, "lock_holder", None)
+    if holder_of is not None:
+        for header in headers:
+            holder = holder_of(header)
+            if holder is not None and not holder.is_this_process:
+                elsewhere[str(header.get("id"))] = holder.describe()
+    return headers, summaries, elsewhere

@@ -25,8 +25,10 @@ def _when(header: Mapping[str, Any]) -> str:
 
 
 def session_prompt(header: Mapping[str, Any], live: bool,
-                   summary: Mapping[str, Any] | None = None) -> Content:
-    """One row: when, title (or id), then the first prompt, dimmed, and its lineage."""
+                   summary: Mapping[str, Any] | None = None, elsewhere: str | None = None,
+                   ) -> Content:
+    """One row: when, title (or id), then the first prompt, dimmed, and its lineage.
+    `live`: open in this app; `elsewhere`: open in another process (who holds it)."""
     summary = summary or {}
     session_id = visible_label(str(header.get("id", "?")))
     title = summary.get("title")
@@ -40,6 +42,9 @@ def session_prompt(header: Mapping[str, Any], live: bool,
                       "$text-muted"))
     if live:
         parts.append(("  ● open", "$success"))
+    elif elsewhere:
+        parts += [("  ● open", "$warning"), (f" in another dsh-tui ({visible_label(elsewhere)})",
+                                              "$text-muted")]
     preview = summary.get("preview")
     if isinstance(preview, str) and preview:
         parts += ["\n", ("   ", ""), (visible_label(preview), "$text-muted italic")]
@@ -60,10 +65,12 @@ class SessionsScreen(ModalScreen[str | None]):
 
     def __init__(self, headers: Sequence[Mapping[str, Any]], live: set[str],
                  note: str = "", *,
-                 summaries: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+                 summaries: Mapping[str, Mapping[str, Any]] | None = None,
+                 elsewhere: Mapping[str, str] | None = None) -> None:
         super().__init__()
         self.headers = list(headers)
         self.live = live
+        self.elsewhere = dict(elsewhere or {})
         self.note = note
         self.summaries = dict(summaries or {})
 
@@ -76,7 +83,8 @@ class SessionsScreen(ModalScreen[str | None]):
             if self.note or not self.headers:
                 yield Static(Content(self.note or "No saved sessions yet."), id="sessions-note")
             yield OptionList(*[Option(session_prompt(h, str(h.get("id")) in self.live,
-                                                     self.summaries.get(str(h.get("id")))),
+                                                     self.summaries.get(str(h.get("id"))),
+                                                     self.elsewhere.get(str(h.get("id")))),
                                       id=str(h.get("id"))) for h in self.headers],
                              id="sessions-list")
 

@@ -1,0 +1,70 @@
+"""Sessions in real terminals: focus on start, no file without a message, one writer.
+
+Each app is the installed `dsh-tui` in its own pseudo-terminal (its own process), as two
+people (or two browser tabs of `dsh-tui serve`, which are two processes too) would run it
+on one data dir.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Callable
+
+from .terminal import BINARY, Terminal, events_of
+
+FAST = "demo_speed = 0\n"
+
+
+def test_typing_at_once_reaches_the_composer_and_quitting_unused_leaves_no_session(
+        terminal: Callable[..., Terminal]) -> None:
+    term = terminal(config=FAST)
+    term.type("typed before any click")  # no click, no tab: the composer has the focus
+    term.wait_for("typed before any click")
+    term.press("ctrl+q")
+    assert term.wait_exit() == 0
+    assert term.session_files() == []  # opened, typed, never sent: nothing on disk
+
+
+def test_a_session_open_in_one_terminal_is_marked_open_and_not_resumed_in_another(
+        terminal: Callable[..., Terminal]) -> None:
+    first = terminal(config=FAST)
+    first.type("hello from the first terminal")
+    first.press("enter")
+    first.wait_until(lambda: bool(first.session_files()), "the first session on disk")
+    (session_id,) = first.sessions()
+
+    listing = subprocess.run([str(BINARY), "--data-dir", str(first.data_dir), "sessions"],
+                             capture_output=True, text=True, timeout=30)
+    assert f"{session_id}" in listing.stdout and f"● open (pid {first.pid}" in listing.stdout
+
+    second = terminal(config=FAST)
+    second.press("f3")
+    second.wait_for("Saved sessions")
+    second.wait_for(f"in another dsh-tui (pid {first.pid}")
+    # Rows are newest first: the second terminal's own (live, not yet saved) agent, then
+    # the first terminal's sessions (its root, and a sub-agent if the demo started one).
+    # Move from the first row down to the first terminal's root and try to resume it.
+    rows = [line for line in second.lines() if re.search(r"\d\d:\d\d  \w", line)]
+    target = next(i for i, line in enumerate(rows) if f"  {session_id}  ● open in another" in line)
+    assert target > 0 and "another dsh-tui" not in rows[0]
+    second.press(*["down"] * target)
+    second.settle()
+    second.press("enter")
+    second.wait_for("is open in another dsh-tui")
+    screen = second.settle()
+    assert "Resumed" not in screen
+    tree = second.lines()[: len(second.lines()) // 2]
+    assert not any("hello from the first" in line for line in tree)
+
+    # The first terminal still owns its log alone: one writer, seqs unbroken.
+    first.type("still mine")
+    first.press("enter")
+    first.wait_until(lambda: "still mine" in first.session_files()[0].read_text(),
+                     "the second message in the first session")
+    records = first.sessions()[session_id]
+    seqs = [r["seq"] for r in records[1:]]
+    assert seqs == list(range(len(seqs)))
+    texts = [item["content"][0]["text"] for data in events_of(records, "agent/inbox/spliced")
+             for item in data.get("inserted", [])]
+    assert texts == ["hello from the first terminal", "still mine"]
