@@ -2,29 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import aiohttp
-import httpx
 
 from dsh_tui import cli
 
-HANG_GUARD_S = 30.0
-"""A safety net against hangs, never an assertion on speed."""
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from .served import HANG_GUARD_S, Served, free_port, get_when_up, served_tab
 
 
 def test_the_served_command_carries_the_options_but_never_the_key(tmp_path: Path) -> None:
@@ -42,7 +32,7 @@ def test_serve_refuses_bad_options_in_one_line(tmp_path: Path) -> None:
     # Two tabs resuming one session would both append to its log: refused.
     for extra in (["--provider", "deepseek"], ["--provider", "nope"], ["--resume", "abc"]):
         result = subprocess.run(
-            [sys.executable, "-m", "dsh_tui", *extra, "serve", "--port", str(_free_port())],
+            [sys.executable, "-m", "dsh_tui", *extra, "serve", "--port", str(free_port())],
             capture_output=True, text=True, env=env, timeout=HANG_GUARD_S)
         assert result.returncode == cli.EXIT_USAGE
         assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
@@ -51,14 +41,14 @@ def test_serve_refuses_bad_options_in_one_line(tmp_path: Path) -> None:
 async def test_a_browser_tab_gets_a_running_app(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text("demo_speed = 0\n")
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "dsh_tui", "--config", str(config), "--data-dir",
          str(tmp_path / "data"), "serve", "--port", str(port)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         base = f"http://127.0.0.1:{port}"
-        page = await _get_when_up(base)
+        page = await get_when_up(base)
         assert page.status_code == 200 and "<div>dsh-tui</div>" in page.text
         assert f"ws://127.0.0.1:{port}/ws" in page.text
         screen = b""
@@ -85,13 +75,67 @@ async def test_a_browser_tab_gets_a_running_app(tmp_path: Path) -> None:
     assert "Traceback" not in output
 
 
-async def _get_when_up(base: str) -> httpx.Response:
-    deadline = time.monotonic() + HANG_GUARD_S
-    async with httpx.AsyncClient() as client:
-        while True:
-            try:
-                return await client.get(base + "/")
-            except httpx.TransportError:
-                if time.monotonic() > deadline:
-                    raise
-                await asyncio.sleep(0.1)
+
+
+
+async def test_a_served_tab_offers_the_keys_a_browser_passes(tmp_path: Path) -> None:
+    served = Served(tmp_path, "demo_speed = 0\n")
+    try:
+        async with served_tab(served) as tab:
+            screen = await tab.wait_for("alt+t Inject")  # the footer
+            # The composer title, the footer and the hint name alt+t, never the ctrl+t the
+            # browser keeps, and never shift+enter (a browser sends it as enter).
+            title = next(line for line in screen.splitlines() if "→ demo" in line)
+            assert "alt+t inject" in title and "^j newline" in title
+            assert "^t" not in screen and "^n" not in screen and "shift" not in screen
+            await tab.type("\x1bOP")  # f1: the help lists every key that works here
+            help_screen = await tab.wait_for("dsh-tui keys")
+            assert "alt+n" in help_screen and "alt+t" in help_screen
+            assert "^n" not in help_screen and "^t" not in help_screen
+            assert "^w" not in help_screen and "alt+backspace" in help_screen
+            await tab.type("\x1b")
+            await tab.wait_for(lambda text: "dsh-tui keys" not in text)
+            # alt+t arrives as ESC t and injects; alt+backspace (ESC DEL) deletes a word.
+            await tab.type("some context")
+            await tab.type("\x1bt")
+            await tab.wait_for("✚ inject")
+            await tab.type("one two three")
+            await tab.wait_for("one two three")
+            await tab.type("\x1b\x7f")
+            await tab.wait_for(lambda text: "one two" in text and "three" not in text)
+        await served.wait_no_apps()
+        (records,) = served.sessions().values()
+        inserted = [item for r in records if r["type"] == "agent/inbox/spliced"
+                    for item in r["data"]["inserted"]]
+        assert [m["content"][0]["text"] for m in inserted] == ["some context"]
+    finally:
+        served.stop()
+
+
+async def test_closing_a_tab_is_a_quit_and_an_unused_tab_saves_nothing(tmp_path: Path) -> None:
+    served = Served(tmp_path, "demo_speed = 0.05\n")  # slow: the turn runs when the tab closes
+    try:
+        async with served_tab(served):
+            pass  # opened (or reloaded) and closed without a message
+        await served.wait_no_apps()
+        assert served.sessions() == {}
+
+        async with served_tab(served) as tab:
+            await tab.type("compare two designs for a cache\r")
+            await tab.wait_for("running · turn 1")
+            await tab.type("and a second thought\r")
+            await tab.wait_for("and a second thought")
+            await tab.wait_for(lambda text: "NEXT TURN · 1" in text)
+        await served.wait_no_apps()  # the tab closed while the agent ran
+        sessions = served.sessions()
+        root = next(records for sid, records in sessions.items() if "." not in sid)
+        splices = [r["data"] for r in root if r["type"] == "agent/inbox/spliced"]
+        assert not [s for r in sessions.values() for s in r
+                    if s["type"] == "agent/inbox/spliced" and s["data"].get("outcome")]
+        texts = [m["content"][0]["text"] for s in splices for m in s["inserted"]]
+        assert texts == ["compare two designs for a cache", "and a second thought"]
+        # Still queued when the tab closed: no claim of it is on record.
+        claimed = sum(s.get("removedCount", 0) for s in splices if s["target"] == "next-turn")
+        assert claimed == 1
+    finally:
+        served.stop()

@@ -1,0 +1,143 @@
+"""A served tab as the browser drives it: `dsh-tui serve` on a free port, its websocket
+spoken as textual-serve's page speaks it (JSON envelopes in, terminal bytes out), and what
+the app draws read through a `pyte` screen. Shared by the serve and the browser tests."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import httpx
+
+HANG_GUARD_S = 30.0
+"""A safety net against hangs, never an assertion on speed."""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def get_when_up(base: str) -> httpx.Response:
+    deadline = time.monotonic() + HANG_GUARD_S
+    async with httpx.AsyncClient() as client:
+        while True:
+            try:
+                return await client.get(base + "/")
+            except httpx.TransportError:
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.1)
+
+
+class ServedTab:
+    """One browser tab's websocket, spoken as textual-serve's page speaks it; what the app
+    draws goes into a `pyte` screen so a test reads what the person sees."""
+
+    def __init__(self, ws: aiohttp.ClientWebSocketResponse, cols: int, rows: int) -> None:
+        import pyte
+
+        self.ws = ws
+        self.screen = pyte.Screen(cols, rows)
+        self.stream = pyte.ByteStream(self.screen)
+
+    def text(self) -> str:
+        return "\n".join(line.rstrip() for line in self.screen.display)
+
+    async def type(self, data: str) -> None:
+        await self.ws.send_str(json.dumps(["stdin", data]))
+
+    async def wait_for(self, what: str | Callable[[str], bool]) -> str:
+        test = (lambda text: what in text) if isinstance(what, str) else what
+        deadline = time.monotonic() + HANG_GUARD_S
+        while not test(self.text()):
+            remaining = deadline - time.monotonic()
+            assert remaining > 0, f"never shown: {what!r}\n{self.text()}"
+            try:
+                message = await self.ws.receive(timeout=remaining)
+            except TimeoutError:
+                continue
+            if message.type == aiohttp.WSMsgType.BINARY:
+                self.stream.feed(message.data)
+            elif message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED,
+                                  aiohttp.WSMsgType.ERROR):
+                raise AssertionError(f"the tab closed while waiting for {what!r}\n"
+                                     f"{self.text()}")
+        return self.text()
+
+
+class Served:
+    """`dsh-tui serve` on a free port with its own config and data dir."""
+
+    def __init__(self, root: Path, config: str) -> None:
+        self.root = root
+        self.data = root / "data"
+        (root / "config.toml").write_text(config)
+        self.port = free_port()
+        env = {k: v for k, v in os.environ.items()
+               if not k.endswith("_API_KEY") and not k.startswith(("TEXTUAL", "PYTEST"))}
+        self.server = subprocess.Popen(
+            [sys.executable, "-m", "dsh_tui", "--config", str(root / "config.toml"),
+             "--data-dir", str(self.data), "serve", "--port", str(self.port)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+            start_new_session=True)
+
+    def apps(self) -> list[int]:
+        """Pids of the apps the server runs (its process group, the server left out)."""
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit() or int(entry.name) == self.server.pid:
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2:].split()
+            if int(fields[2]) == self.server.pid and fields[0] != "Z":  # pgrp, state
+                found.append(int(entry.name))
+        return found
+
+    async def wait_no_apps(self) -> None:
+        deadline = time.monotonic() + HANG_GUARD_S
+        while self.apps():
+            assert time.monotonic() < deadline, "a closed tab's app never exited"
+            await asyncio.sleep(0.05)
+
+    def sessions(self) -> dict[str, list[dict[str, Any]]]:
+        out = {}
+        for path in sorted(self.data.rglob("session.jsonl")):
+            records = [json.loads(line) for line in path.read_text().splitlines() if line]
+            out[records[0]["id"]] = records
+        return out
+
+    def stop(self) -> None:
+        if self.server.poll() is None:
+            os.killpg(self.server.pid, signal.SIGKILL)
+            self.server.wait()
+
+
+@contextlib.asynccontextmanager
+async def served_tab(served: Served, cols: int = 120, rows: int = 36,
+                     ) -> AsyncIterator[ServedTab]:
+    await get_when_up(f"http://127.0.0.1:{served.port}")
+    async with aiohttp.ClientSession() as session, session.ws_connect(
+            f"ws://127.0.0.1:{served.port}/ws?width={cols}&height={rows}") as ws:
+        tab = ServedTab(ws, cols, rows)
+        # What the page sends: its terminal's size once the socket is open, and focus once
+        # the first screen is there (dsh-tui's page focuses the terminal then).
+        await ws.send_str(json.dumps(["resize", {"width": cols, "height": rows}]))
+        await tab.wait_for("→ demo")  # the composer names its agent: the app is ready
+        await ws.send_str(json.dumps(["focus"]))
+        yield tab

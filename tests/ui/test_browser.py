@@ -1,0 +1,140 @@
+"""`dsh-tui serve` in a real Chromium, driven by Playwright as a person drives it.
+
+The system browser (Debian's `chromium`, which `.ci/run` installs) through
+`executable_path`, never a browser Playwright downloads; a fresh profile per run. What the
+app draws is read from the page's own websocket frames through a `pyte` screen, so the
+test sees what the page's terminal shows without reading pixels.
+
+Skipped, saying why, where Playwright or Chromium is missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+import pyte
+import pytest
+
+from .served import HANG_GUARD_S, Served, get_when_up
+
+CHROMIUM = os.environ.get("DSH_TUI_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+               "--disable-background-networking", "--disable-component-update",
+               "--disable-sync"]
+
+async_api = pytest.importorskip(
+    "playwright.async_api",
+    reason="the Python playwright package is not installed (.ci/run installs it)")
+pytestmark = pytest.mark.skipif(
+    not Path(CHROMIUM).is_file(),
+    reason=f"no Chromium at {CHROMIUM} (.ci/run installs Debian's chromium; "
+           "DSH_TUI_CHROMIUM points elsewhere)")
+
+
+class PageScreen:
+    """What the page's terminal shows: every binary frame of the page's websocket, fed to a
+    `pyte` screen sized as the page sized its terminal."""
+
+    def __init__(self) -> None:
+        self.screen = pyte.Screen(80, 24)
+        self.stream = pyte.ByteStream(self.screen)
+        self.sockets = 0
+
+    def attach(self, ws: Any) -> None:
+        self.sockets += 1
+        query = parse_qs(urlparse(ws.url).query)
+        self.screen = pyte.Screen(int(query["width"][0]), int(query["height"][0]))
+        self.stream = pyte.ByteStream(self.screen)
+        screen, stream = self.screen, self.stream
+
+        def received(payload: Any) -> None:
+            if isinstance(payload, bytes) and screen is self.screen:
+                stream.feed(payload)
+
+        def sent(payload: Any) -> None:
+            if isinstance(payload, str) and payload.startswith('["resize"'):
+                size = json.loads(payload)[1]
+                screen.resize(size["height"], size["width"])
+
+        ws.on("framereceived", received)
+        ws.on("framesent", sent)
+
+    def text(self) -> str:
+        return "\n".join(line.rstrip() for line in self.screen.display)
+
+    async def wait_for(self, what: str | Callable[[str], bool]) -> str:
+        test = (lambda text: what in text) if isinstance(what, str) else what
+        deadline = time.monotonic() + HANG_GUARD_S
+        while not test(self.text()):
+            assert time.monotonic() < deadline, f"never shown: {what!r}\n{self.text()}"
+            await asyncio.sleep(0.05)
+        return self.text()
+
+
+async def test_serve_in_chromium_types_without_a_click_streams_queues_and_reloads(
+        tmp_path: Path) -> None:
+    served = Served(tmp_path, "demo_speed = 1\n")  # turn 1 runs for seconds
+    shown = PageScreen()
+    try:
+        url = f"http://127.0.0.1:{served.port}/"
+        await get_when_up(url.rstrip("/"))
+        async with async_api.async_playwright() as playwright:
+            browser = await playwright.chromium.launch_persistent_context(
+                str(tmp_path / "profile"), executable_path=CHROMIUM, args=LAUNCH_ARGS,
+                headless=True, viewport={"width": 1280, "height": 800})
+            try:
+                page = browser.pages[0] if browser.pages else await browser.new_page()
+                page.on("websocket", shown.attach)
+                await page.goto(url)
+                await shown.wait_for("→ demo")  # the app is on screen
+                # No click anywhere: the page gave its terminal the keyboard.
+                await page.wait_for_function(
+                    "document.activeElement && "
+                    "document.activeElement.classList.contains('xterm-helper-textarea')",
+                    timeout=HANG_GUARD_S * 1000)
+                await page.keyboard.type("compare two designs for a cache")
+                await shown.wait_for("compare two designs for a cache")
+                await page.keyboard.press("Enter")
+                # The reply streams: the turn runs and its reasoning grows on screen.
+                first = await shown.wait_for(lambda t: "running · turn 1" in t
+                                             and "thinking…" in t)
+                await shown.wait_for(lambda t: "running · turn 1" in t and t != first)
+                # A second message while it runs waits in the inbox for the next turn.
+                await page.keyboard.type("and a second thought")
+                await page.keyboard.press("Enter")
+                await shown.wait_for("NEXT TURN · 1")
+                roots_before = _roots(served)
+                assert len(roots_before) == 1
+
+                # Reload: the old tab's app quits, a new one starts, and nothing new is
+                # saved until its first message.
+                await page.reload()
+                await shown.wait_for(lambda t: shown.sockets == 2 and "→ demo" in t)
+                await shown.wait_for("No messages yet")  # a new app, its agent unsaved
+                await page.wait_for_function(
+                    "document.activeElement && "
+                    "document.activeElement.classList.contains('xterm-helper-textarea')",
+                    timeout=HANG_GUARD_S * 1000)
+            finally:
+                await browser.close()
+        await served.wait_no_apps()
+        assert set(_roots(served)) == set(roots_before)  # the reload saved no session
+        (records,) = _roots(served).values()
+        texts = [m["content"][0]["text"] for r in records if r["type"] == "agent/inbox/spliced"
+                 for m in r["data"]["inserted"]]
+        assert texts == ["compare two designs for a cache", "and a second thought"]
+    finally:
+        served.stop()
+
+
+def _roots(served: Served) -> dict[str, list[dict[str, Any]]]:
+    """Saved root sessions (a sub-agent's id has its parent's id and a dot)."""
+    return {sid: records for sid, records in served.sessions().items() if "." not in sid}
