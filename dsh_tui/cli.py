@@ -262,6 +262,9 @@ async def _run_app(args: argparse.Namespace, config: UiConfig, persistence: Any)
     finally:
         await HandleBook.of(ctx).dispose_all()
         await ctx.scope.dispose()
+    lost = getattr(persistence, "lost_on_exit", None)
+    if lost:  # the app showed "not saved"; the exit says so too, in one line
+        raise CliError(lost)
     return 0
 
 

@@ -58,6 +58,7 @@ from .widgets.breakpoint_panel import DISARM, BreakpointPanel
 from .widgets.composer import Composer
 from .widgets.event_log import EventLog
 from .widgets.inbox import InboxView
+from .widgets.save_state import SaveState
 from .widgets.search_bar import SearchBar
 from .widgets.transcript import Transcript
 from .world import HandleBook, create_agent, resume_tree, spawn_child
@@ -226,6 +227,8 @@ class DshApp(App[None]):
         yield SearchBar(id="search")
         yield Composer(id="composer", placeholder=READ_ONLY_NOTICE if self.read_only else "",
                        read_only=self.read_only)
+        yield SaveState(getattr(getattr(self.ctx, "registry", None), "persistence", None),
+                        id="save-state")
         yield Footer()
 
     @property

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("dsh_tui.harness.persistence")
 
 DEFAULT_BATCH_WINDOW = 0.2
+RETRY_DELAY = 1.0  # while writing fails (full or read-only disk), retry this often
 _LOADED_KEEP = 8  # logs just loaded, kept so resuming them needs no second read
 
 
@@ -97,6 +98,7 @@ class JsonlPersistence:
         self._loaded_lock = threading.Lock()  # load() may run in a worker thread
         self._locks: dict[str, SessionLock] = {}  # session id -> its held lock
         self._detach: Callable[[], None] | None = None
+        self.lost_on_exit: str | None = None  # set by detach when events could not be written
 
     def __repr__(self) -> str:
         return f"JsonlPersistence({str(self.root)!r})"
@@ -213,7 +215,11 @@ class JsonlPersistence:
         try:
             writer.write_pending()
         except OSError:
-            pass  # automatic retry pauses; the next event or a flush tries again
+            # Keep trying while the loop runs: when space (or write access) returns,
+            # the file catches up with memory without anyone having to type.
+            if writer in self._live.values() and writer.timer is None:
+                writer.timer = loop.call_later(RETRY_DELAY, self._on_timer, writer, loop)
+            return
         if writer.unsynced:
             loop.run_in_executor(None, self._sync_quietly, writer)
 
@@ -243,6 +249,7 @@ class JsonlPersistence:
         self._live.clear()
         self._refused.clear()
         self._retired = []
+        unsaved: list[SessionWriter] = []
         for writer in writers:
             writer.cancel_timer()
             try:
@@ -251,11 +258,35 @@ class JsonlPersistence:
                 log.error('session "%s": %d event(s) could not be written to %s and are lost '
                           "with this process", writer.session_id, len(writer.pending),
                           writer.path)
+                unsaved.append(writer)
             self._finish(writer)
+        if unsaved:
+            first = unsaved[0]
+            count = sum(len(writer.pending) for writer in unsaved)
+            self.lost_on_exit = (
+                f"nothing more could be saved under {self.root}: {count} event(s) of "
+                f"{len(unsaved)} session(s) were not written ({first.failure})")
         with self._loaded_lock:
             locks, self._locks = self._locks, {}
         for lock in locks.values():
             lock.release()
+
+    # -- health ---------------------------------------------------------------------------------
+
+    @property
+    def save_failure(self) -> str | None:
+        """Why some live session is not (fully) on disk right now, or None when all is saved.
+
+        Cheap enough to poll: a UI shows it as a persistent "not saved" state. It
+        clears by itself once a retry (every `RETRY_DELAY` s) writes everything.
+        """
+        for writer in (*tuple(self._live.values()), *self._retired):
+            failure = writer.failure
+            if failure is not None and writer.pending:
+                where = getattr(failure, "filename", None) or writer.path
+                reason = getattr(failure, "strerror", None) or str(failure)
+                return f"{reason}: {where}"
+        return None
 
     # -- locking --------------------------------------------------------------------------------
 
