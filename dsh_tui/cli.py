@@ -229,6 +229,7 @@ def run_app(args: argparse.Namespace) -> int:
 
 async def _run_app(args: argparse.Namespace, config: UiConfig, persistence: Any) -> int:
     from dsh_tui.compose import build_context, default_providers
+    from dsh_tui.harness import AgentOptions
     from dsh_tui.ui.app import DshApp
     from dsh_tui.ui.world import HandleBook, create_agent, new_agent_id, resume_tree
 
@@ -239,6 +240,8 @@ async def _run_app(args: argparse.Namespace, config: UiConfig, persistence: Any)
     if config.provider not in providers:
         raise CliError(f"provider {config.provider} is not available")
     ctx = build_context(providers=providers, persistence=persistence)
+    ctx.services["loop"].default_options = AgentOptions(provider=config.provider,
+                                                         model=config.model)
     try:
         if args.resume is not None:
             headers = persistence.list_sessions()

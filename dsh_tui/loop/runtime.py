@@ -38,6 +38,7 @@ class LoopRuntime:
         self.prompt = prompt or SystemPrompt(tools)
         self.max_parallel_tool_calls = max_parallel_tool_calls
         self.ownership = FactoryOwnership()
+        # The route of a resumed session whose log never recorded one (the CLI sets it).
         self.default_options: AgentOptions | None = None
 
     def build(self, session: Any, options: AgentOptions) -> LoopAgent:
@@ -91,7 +92,11 @@ class LoopFactory:
         header, events = loaded
         session = runtime.ctx.sessions.prepare(session_id, seed=events, header=header,
                                                restore=True)
-        agent_options = options.agent_options or _options_from_log(session) or AgentOptions()
+        # A log killed before its first request header was written names no route;
+        # such a session resumes on the runtime's default (the app's current one)
+        # rather than failing its next turn with "no provider/model".
+        agent_options = options.agent_options or _options_from_log(session) or \
+            runtime.default_options or AgentOptions()
         prepared = prepare_agent(root_ctx=runtime.ctx, owner_ctx=owner_ctx,
                                  ownership=runtime.ownership, session=session,
                                  options=agent_options,

@@ -80,17 +80,9 @@ class Driver:
         self.ctx = build_context(providers={"m": Model(words)}, persistence=self.persistence,
                                  tools=[wait_tool], retry=False, system_prompt=None)
         self.options = AgentOptions(provider="m", model="m")
-        self.ctx.on("agent/request", self._route)
-
-    @staticmethod
-    async def _route(payload: Any, downstream: Any) -> Any:
-        """A session killed before its first request header was written resumes without a
-        route; this test is about the inbox, so every request goes to the test model."""
-        proposed = dict(await downstream())
-        proposed.setdefault("provider", "m")
-        proposed.setdefault("model", "m")
-        return {**proposed, "provider": proposed["provider"] or "m",
-                "model": proposed["model"] or "m"}
+        # As the CLI does: a session killed before its first request header reached the
+        # disk resumes on the app's current route.
+        self.ctx.services["loop"].default_options = self.options
 
     async def agents(self) -> tuple[Any, Any]:
         """The root agent and its sub-agent, resumed when an earlier round left them."""

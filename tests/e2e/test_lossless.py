@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from dsh_tui.compose import build_context
-from dsh_tui.harness import Inbox, Session
+from dsh_tui.harness import AgentOptions, Inbox, Session, user_message
 from dsh_tui.harness.persistence import JsonlPersistence
 from dsh_tui.ui.world import HandleBook, resume_tree
 
@@ -100,6 +100,7 @@ async def resume_and_check(root: Path, accepted: dict[str, set[str]]
     persistence = JsonlPersistence(root)
     ctx = build_context(providers={"m": Model()}, persistence=persistence, tools=[wait_tool],
                         retry=False, system_prompt=None)
+    ctx.services["loop"].default_options = AgentOptions(provider="m", model="m")
     try:
         await resume_tree(ctx, "root", persistence.list_sessions())
         agents = ctx.agents.list()
@@ -127,9 +128,13 @@ async def test_sigkill_at_the_worst_instant_loses_no_accepted_message(tmp_path: 
         "mid-stream", "breakpoint", "mid-tool") else 0.0)
     assert point == scenario
     assert accepted
+    if scenario == "first-claim":
+        # killed before the first request header was written: the resumed agent still
+        # has a route (the app's), so the message put back is sent on the next wake
+        await check_resumed_agent_works(tmp_path)
     seen = await resume_and_check(tmp_path, accepted)
     entered, pending = seen["root"]
-    if scenario in ("first-claim", "boundary-claim", "breakpoint"):
+    if scenario in ("boundary-claim", "breakpoint"):
         # claimed, never recorded: back in the inbox rather than gone
         assert accepted["root"] - entered <= pending and pending
     if scenario == "move-between":
@@ -144,6 +149,27 @@ async def test_an_exit_that_disposes_nothing_keeps_every_inbox(tmp_path: Path) -
     assert len(seen["root"][1]) >= 2  # the queued prompt and the context, both back
     kid = next(agent_id for agent_id in seen if agent_id != "root")
     assert seen[kid][1]  # the sub-agent's inbox came back too
+
+
+async def check_resumed_agent_works(root: Path) -> None:
+    from lossless_child import Model  # type: ignore[import-not-found]
+
+    ctx = build_context(providers={"m": Model()}, persistence=JsonlPersistence(root), tools=[],
+                        retry=False, system_prompt=None)
+    ctx.services["loop"].default_options = AgentOptions(provider="m", model="m")
+    try:
+        agent = (await resume_tree(ctx, "root", JsonlPersistence(root).list_sessions())).agent
+        assert [m.text for m in agent.inbox.next_turn] == ["hello"]
+        agent.followup(user_message("and now?"))
+        await agent.when_idle()
+        ends = [e.data["reason"]["kind"] for e in agent.session.events if e.type == "turn/end"]
+        assert ends[-1] == "completed", ends
+        sent = [e.data["content"][0]["text"] for e in agent.session.events
+                if e.type == "user/message"]
+        assert sent[-2:] == ["hello", "and now?"]
+    finally:
+        await HandleBook.of(ctx).dispose_all()
+        await ctx.scope.dispose()
 
 
 def check_on_disk(root: Path, accepted: dict[str, set[str]]) -> list[str]:
