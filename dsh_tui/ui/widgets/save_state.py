@@ -39,5 +39,5 @@ class SaveState(Static):
         self.failure = failure
         self.set_class(failure is not None, "-failing")
         if failure is not None:
-            self.update(Text(f"⚠ not saved — {failure} (kept in memory; retrying)",
+            self.update(Text(f"! not saved — {failure} (kept in memory; retrying)",
                              no_wrap=True, overflow="ellipsis"))
