@@ -18,9 +18,10 @@ naming the problem, never as a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -228,10 +229,10 @@ def run_app(args: argparse.Namespace) -> int:
 
 
 async def _run_app(args: argparse.Namespace, config: UiConfig, persistence: Any) -> int:
-    from dsh_tui.compose import build_context, default_providers
+    from dsh_tui.compose import build_context, default_providers, leave, stop_saving
     from dsh_tui.harness import AgentOptions
     from dsh_tui.ui.app import DshApp
-    from dsh_tui.ui.world import HandleBook, create_agent, new_agent_id, resume_tree
+    from dsh_tui.ui.world import create_agent, new_agent_id, resume_tree
 
     try:
         providers = default_providers(demo_speed=config.demo_speed, base_url=config.base_url)
@@ -261,14 +262,43 @@ async def _run_app(args: argparse.Namespace, config: UiConfig, persistence: Any)
                 raise CliError(f"cannot start the first agent: {error}") from None
         _check_terminal()  # a resumed session's own problems (open elsewhere) are named first
         app = DshApp(ctx, config)
-        await app.run_async()
+        with _leave_on_signals(app, lambda: stop_saving(ctx)):
+            await app.run_async()
     finally:
-        await HandleBook.of(ctx).dispose_all()
-        await ctx.scope.dispose()
+        await leave(ctx)  # quit is not dispose: no inbox is discarded on the way out
     lost = getattr(persistence, "lost_on_exit", None)
     if lost:  # the app showed "not saved"; the exit says so too, in one line
         raise CliError(lost)
     return 0
+
+
+@contextlib.contextmanager
+def _leave_on_signals(app: Any, stop_saving: Any) -> Iterator[None]:
+    """SIGTERM (a kill, a shutdown) and SIGHUP (the terminal closed) leave the app as ctrl+q
+    does, keeping every inbox. Saving stops at once, before the app winds down, so the log
+    is complete even if the terminal is already gone and restoring it fails."""
+    import asyncio
+    import signal
+
+    loop = asyncio.get_running_loop()
+
+    def on_signal() -> None:
+        stop_saving()
+        app.exit()
+
+    wanted = [s for s in (signal.SIGTERM, signal.SIGHUP) if s is not None]
+    installed = []
+    for signum in wanted:
+        try:
+            loop.add_signal_handler(signum, on_signal)
+            installed.append(signum)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass  # not the main thread, or no such signal here: the default stays
+    try:
+        yield
+    finally:
+        for signum in installed:
+            loop.remove_signal_handler(signum)
 
 
 def run_view(args: argparse.Namespace) -> int:

@@ -23,6 +23,32 @@ sub-agents you start and can message them with send_to_agent. Messages that arri
 you work may steer you: follow the latest instruction."""
 
 
+STOP_SAVING = "dsh_tui.persistence.detach"
+"""`ctx.services` key of the persistence's `detach()`: write what is pending, stop saving."""
+
+
+def stop_saving(ctx: Context) -> None:
+    """Write and fsync every pending record, then stop persisting this world: nothing the
+    world does afterwards (a cancel, a disposal) reaches a session file. Idempotent."""
+    detach = ctx.services.get(STOP_SAVING)
+    if detach is not None:
+        detach()
+
+
+async def leave(ctx: Context) -> None:
+    """Quit is not dispose. Leaving the app (ctrl+q, SIGTERM, SIGHUP) stops saving first,
+    then tears the world down in memory only: no disposal's discard (an `agent/inbox/spliced`
+    with `outcome: "canceled"`) is ever written, every inbox is on disk as the person left
+    it, and a turn still running is closed as `interrupted` by the next `--resume`, which
+    is exactly what a `kill -9` at that instant leaves. Throwing work away is explicit
+    (ctrl+l, X, dispose) and happens while the app runs."""
+    from dsh_tui.ui.world import HandleBook
+
+    stop_saving(ctx)
+    await HandleBook.of(ctx).dispose_all()
+    await ctx.scope.dispose()
+
+
 def default_providers(*, demo_speed: float = 1.0, base_url: str | None = None,
                       env: Mapping[str, str] | None = None) -> dict[str, LlmProvider]:
     """The built-in providers: demo always; deepseek when a key is in the environment;
@@ -74,7 +100,7 @@ def build_context(
     ctx.services.update(loop=runtime, router=router, tools=registry, prompt=prompt)
     LoopFactory(runtime).install()
     if persistence is not None:
-        persistence.attach(ctx)
+        ctx.services[STOP_SAVING] = persistence.attach(ctx)
     if retry:
         from dsh_tui.llm.retry import install_retry_policy
 

@@ -47,6 +47,9 @@ class HandleBook:
         return len(self._handles)
 
     async def dispose_all(self) -> None:
+        """Dispose every agent this book holds. Disposal discards inboxes: on the way out
+        of the app the world stops saving first (`dsh_tui.compose.leave`), so this only
+        frees memory and never writes a discard to a session file."""
         for handle in list(self._handles.values())[::-1]:
             try:
                 await handle.dispose()
