@@ -127,11 +127,11 @@ def _inbox_listed(app: DshApp, view: AgentView) -> bool:
 
 async def _time_select(app: DshApp, agent_id: str,
                        extra: Callable[[DshApp, AgentView], bool] | None = None) -> float:
-    """Seconds from moving the tree cursor to `agent_id` until its last event is shown."""
+    """Seconds from selecting `agent_id` (the tree cursor follows) until its last event is shown."""
     view = app.bridge.views[agent_id]
     before = app.transcript.blocks
     start = time.perf_counter()
-    app.tree.select_agent(agent_id)
+    app.select_agent(agent_id)
     while True:
         if _shows_last(app, view, before) and (extra is None or extra(app, view)):
             return time.perf_counter() - start

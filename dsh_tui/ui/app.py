@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any, ClassVar
 
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.command import CommandPalette, DiscoveryHit, Hit, Hits, Provider, SearchIcon
@@ -63,6 +63,7 @@ from .widgets.search_bar import SearchBar
 from .widgets.transcript import Transcript
 from .world import HandleBook, create_agent, resume_tree, spawn_child
 
+QUIT_NEVER = 1e9
 READ_ONLY_NOTICE = "Read-only view of a session log: sending and editing are disabled."
 SENDERS = {"follow-up": "followup", "steer": "steer", "inject": "inject"}
 LANE_PHRASE = {"follow-up": "a follow-up", "steer": "a steer", "inject": "injected context"}
@@ -185,7 +186,18 @@ class DshApp(App[None]):
         Binding("f8", "breakpoint_continue", "Continue", id="breakpoint_continue",
                 show=False),
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True, show=False),
+        Binding("ctrl+c", "interrupt", "Stop", id="interrupt", priority=True, show=False),
     ]
+
+    QUIT_WINDOW = 3.0
+    """Seconds within which a second ctrl+c on an idle agent quits."""
+
+    READ_ONLY_HIDDEN = frozenset({"followup", "steer", "inject", "newline", "new_agent",
+                                  "cancel_keep_inbox", "cancel_clear", "spawn_child",
+                                  "dispose_agent", "toggle_breakpoint", "edit_item",
+                                  "remove_item", "move_item_up", "move_item_down",
+                                  "move_item_lane", "undo_discard", "clear_inbox"})
+    """Actions `view` (a read-only log) neither offers in the footer nor runs."""
 
     def __init__(self, ctx: Any, config: UiConfig | None = None) -> None:
         install_strip_fix()
@@ -204,6 +216,7 @@ class DshApp(App[None]):
         self.search = SearchState()
         self.breakpoints: Breakpoints | None = None
         self._children = 0
+        self._interrupted_at = -QUIT_NEVER
         self._theme_ready = False
         for theme in load_themes():
             self.register_theme(theme)
@@ -296,6 +309,19 @@ class DshApp(App[None]):
             self.breakpoints.close()  # a paused agent must not wait for a screen that is gone
         self.gc_pacing.release()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """In `view` (read-only) the footer offers nothing that sends or changes agents."""
+        return not (self.read_only and action in self.READ_ONLY_HIDDEN)
+
+    def type_into_composer(self, key: str, character: str | None) -> None:
+        """A printable key pressed in a pane: the composer takes the focus and the key
+        (see `panekeys`), so prose typed into the wrong pane is a draft, never a command."""
+        composer = self.composer
+        if self.screen is not composer.screen:
+            return
+        self.screen.set_focus(composer)  # now, not later: the next keys must follow it
+        composer._forward_event(events.Key(key, character))
+
     def _schedule(self, delay: float, callback: Callable[[], Any]) -> Any:
         if delay <= 0:
             return self.call_later(callback)
@@ -325,6 +351,8 @@ class DshApp(App[None]):
             tree.refresh_rows(views)
             if self.selected_id not in views or self.selected_id not in tree.nodes:
                 self._select_fallback(owner)
+            else:
+                tree.select_agent(self.selected_id)  # rows moved: the cursor stays on it
         elif batch.agents:
             tree.refresh_rows(views, batch.agents)
         selected = self.selected_id
@@ -389,8 +417,11 @@ class DshApp(App[None]):
         view = self.selected_view
         return view.agent if view is not None else None
 
-    def select_agent(self, agent_id: str | None, *, focus_tree: bool = False) -> None:
-        """Point the transcript, inbox, composer and event log at one agent."""
+    def select_agent(self, agent_id: str | None, *, focus_tree: bool = False,
+                     from_tree: bool = False) -> None:
+        """The one place the selected agent changes: the transcript, inbox, composer title,
+        event log and tree cursor all follow `selected_id`. `from_tree` is the tree
+        reporting the person's cursor move (the cursor is already there)."""
         if agent_id is not None and agent_id not in self.bridge.views:
             return
         if agent_id != self.selected_id:
@@ -401,7 +432,8 @@ class DshApp(App[None]):
             self.event_log.show_agent(agent_id)
             self._sync_pause_panel()
             self._update_titles()
-        self.tree.select_agent(agent_id)
+        if not from_tree:
+            self.tree.select_agent(agent_id)
         if focus_tree:
             self.tree.focus()
 
@@ -464,6 +496,9 @@ class DshApp(App[None]):
             self.say(f"No agent selected: {key_name(self, 'new_agent')} creates one.",
                      "warning")
         return agent
+
+    def _undo_key(self) -> str:
+        return " / ".join(keys_for(self, "undo_discard")) or "undo"
 
     def display_name(self, agent_id: str) -> str:
         view = self.bridge.views.get(agent_id)
@@ -549,6 +584,32 @@ class DshApp(App[None]):
         else:
             self.say(f"Stopped {name}.")
 
+    def action_interrupt(self) -> None:
+        """ctrl+c: copy a selection in a text field; else stop the selected running agent,
+        keeping its inbox (as escape does); on an idle one say how to quit, and a second
+        ctrl+c within a few seconds quits (sessions and inboxes are kept either way)."""
+        from textual.widgets import TextArea
+
+        focused = self.focused
+        if isinstance(focused, TextArea) and focused.selected_text:
+            focused.action_copy()
+            return
+        agent = self.selected_agent
+        if agent is not None and not self.read_only and agent.status == "running":
+            self._interrupted_at = -QUIT_NEVER
+            self.action_cancel_keep_inbox()
+            return
+        now = time.monotonic()
+        if now - self._interrupted_at <= self.QUIT_WINDOW:
+            self.exit()
+            return
+        self._interrupted_at = now
+        quit_keys = " / ".join(keys_for(self, "quit")) or "ctrl+q"
+        what = f"{self.display_name(agent.id)} is not running" if agent is not None \
+            else "Nothing is running"
+        self.say(f"{what}. Press ctrl+c again to quit ({quit_keys} also quits); every inbox "
+                 "is kept.", timeout=self.QUIT_WINDOW)
+
     def action_cancel_clear(self) -> None:
         agent = self._writable_agent()
         if agent is None:
@@ -565,7 +626,7 @@ class DshApp(App[None]):
                 return
             agent.cancel(None, keep_inbox=False)
             self.say(f"Stopped {name} and discarded {pending} inbox item"
-                     f"{'s' if pending != 1 else ''} (u in the inbox undoes).")
+                     f"{'s' if pending != 1 else ''} ({self._undo_key()} in the inbox undoes).")
 
         what = "Stop" if running else "Clear the inbox of"
         self.push_screen(ConfirmScreen(
@@ -580,9 +641,10 @@ class DshApp(App[None]):
         agent = self._writable_agent()
         if agent is None:
             return None
-        row = self.inbox.highlighted_row()
+        row = self.inbox.current_row()
         if row is None or row.kind != "item":
-            self.say("Highlight a pending item in the inbox first.")
+            self.say("Highlight a pending item in the inbox first (it may just have been "
+                     "claimed).")
             return None
         return agent, row
 
@@ -674,7 +736,7 @@ class DshApp(App[None]):
             return
         agent, row = found
         if agent.inbox.remove(row.message.id):
-            self.say(f"Removed #{row.message.id[:6]} (u undoes).", timeout=3)
+            self.say(f"Removed #{row.message.id[:6]} ({self._undo_key()} undoes).", timeout=3)
 
     def _move(self, delta: int) -> None:
         found = self._inbox_item()
@@ -762,7 +824,7 @@ class DshApp(App[None]):
         def answer(yes: bool | None) -> None:
             if yes:
                 agent.inbox.clear()
-                self.say(f"Cleared {pending} item{'s' if pending != 1 else ''} (u undoes).")
+                self.say(f"Cleared {pending} item{'s' if pending != 1 else ''} ({self._undo_key()} undoes).")
 
         self.push_screen(ConfirmScreen(
             f"Clear {pending} pending item{'s' if pending != 1 else ''} of "
@@ -811,7 +873,7 @@ class DshApp(App[None]):
         name = self.display_name(agent.id)
         if self.breakpoints.toggle(agent.id):
             self.say(f"Breakpoint set: {name} stops before each step and shows what it will "
-                     "send (b again removes it).")
+                     f"send ({' / '.join(keys_for(self, 'toggle_breakpoint'))} again removes it).")
         else:
             self.say(f"Breakpoint removed from {name}.")
         self.tree.refresh_rows(self.bridge.views, {agent.id})

@@ -41,7 +41,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("edit_item", "Edit queued item",
                "Edit the highlighted inbox item in place (same id)", "Inbox"),
     ActionSpec("remove_item", "Remove queued item",
-               "Remove the highlighted inbox item (undo with u)", "Inbox"),
+               "Remove the highlighted inbox item (ctrl+z in the inbox undoes)", "Inbox"),
     ActionSpec("move_item_up", "Move item up", "Move the highlighted item earlier", "Inbox"),
     ActionSpec("move_item_down", "Move item down", "Move the highlighted item later", "Inbox"),
     ActionSpec("move_item_lane", "Change item lane",
@@ -66,6 +66,9 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("new_agent", "New root agent", "Create a new top-level agent", "App"),
     ActionSpec("cancel_keep_inbox", "Stop (keep inbox)",
                "Cancel the running turn; pending items stay, paused", "App"),
+    ActionSpec("interrupt", "Stop or quit",
+               "Stop the selected running agent keeping its inbox; on an idle one, press "
+               "twice to quit (copies a selection in a text field)", "App"),
     ActionSpec("cancel_clear", "Stop and clear inbox",
                "Cancel the running turn and discard pending items (asks first)", "App"),
     ActionSpec("toggle_event_log", "Event log", "Show or hide the event log", "App"),
@@ -94,7 +97,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Transcript"),
     ActionSpec("event_log_scope", "Event log: all agents",
                "Toggle the event log between the selected agent and all", "Event log"),
-    ActionSpec("quit", "Quit", "Leave dsh-tui (sessions are saved as you go)", "App"),
+    ActionSpec("quit", "Quit", "Leave dsh-tui: running turns stop, every inbox is kept "
+               "(--resume brings them back)", "App"),
 )
 
 SPEC_BY_NAME = {spec.name: spec for spec in ACTIONS}

@@ -205,6 +205,27 @@ class Terminal:
     def text(self) -> str:
         return "\n".join(self.lines())
 
+    def background(self, y: int, x: int) -> str:
+        """The background colour of one cell ("default" or a hex colour): a highlighted row
+        (a tree or list cursor) differs from its neighbours only in this."""
+        return str(self.screen.buffer[y][x].bg)
+
+    def highlighted(self, labels: Iterable[str], columns: int | None = None) -> list[str]:
+        """Which of the rows showing `labels` are drawn on a background of their own (the
+        cursor row): each label's first cell is compared with the others'. `columns`
+        limits the search to the left part of the screen (a pane)."""
+        found: dict[str, str] = {}
+        for label in labels:
+            for y, line in enumerate(self.lines()):
+                x = line[:columns].find(label)
+                if x >= 0:
+                    found[label] = self.background(y, x)
+                    break
+        counts: dict[str, int] = {}
+        for colour in found.values():
+            counts[colour] = counts.get(colour, 0) + 1
+        return [label for label, colour in found.items() if counts[colour] == 1]
+
     def wait_until(self, condition: Callable[[], bool], what: str,
                    timeout: float = DEFAULT_TIMEOUT) -> None:
         """Poll the output until `condition()` holds; fail with the screen after `timeout`."""

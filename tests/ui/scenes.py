@@ -197,7 +197,7 @@ def inbox_scene(edit: bool = False) -> tuple[DshApp, Callable[[Any], Awaitable[N
         app.inbox.highlight_message("e2b7c1d4")
         await freeze(pilot, "#inbox")
         if edit:
-            await pilot.app.run_action("edit_item")  # e in the inbox (folded when narrow)
+            await pilot.app.run_action("edit_item")  # enter in the inbox (folded when narrow)
             await pilot.pause()
             await pilot.press(*" (two pages max)")
             app.screen.query_one("#edit-text").cursor_blink = False
@@ -252,7 +252,7 @@ def breakpoint_scene() -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
     async def run_before(pilot: Any) -> None:
         planner = await _planner_with_history(pilot)
         pilot.app.select_agent("planner", focus_tree=True)
-        await pilot.app.run_action("toggle_breakpoint")  # b in the tree (folded when narrow)
+        await pilot.app.run_action("toggle_breakpoint")  # f7 in the tree (folded when narrow)
         planner.inject(message("notes.md was updated: writes are now 30%", "5b8e1f77",
                                "inject"))
         planner.followup(message("Which one for bursty writes?", "7d41b0aa"))

@@ -102,7 +102,7 @@ async def test_ctrl_n_creates_a_root_and_c_spawns_an_owned_child() -> None:
         assert app.bridge.views[new.id].name == "agent 2"
         app.select_agent("planner")
         app.tree.focus()
-        await pilot.press("c")
+        await pilot.press("ctrl+k")
         await wait_until(pilot, lambda: len(ctx.agents.children_of(planner)) == 1)
         await app.workers.wait_for_complete()
         await settle(pilot)
@@ -127,12 +127,12 @@ async def test_dispose_asks_first() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         app.select_agent("doomed", focus_tree=True)
-        await pilot.press("d")
+        await pilot.press("delete")
         assert isinstance(app.screen, ConfirmScreen)
         assert "Dispose doomed and its 1 sub-agent?" in screen_text(app)
         await pilot.press("n")
         assert ctx.agents.get("doomed") is not None
-        await pilot.press("d")
+        await pilot.press("delete")
         await pilot.press("y")
         await app.workers.wait_for_complete()
         await settle(pilot)
@@ -150,7 +150,7 @@ async def test_an_agent_started_by_a_tool_is_disposed_through_the_registry() -> 
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         app.select_agent("tool-child", focus_tree=True)
-        await pilot.press("d")
+        await pilot.press("delete")
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("y")
         await app.workers.wait_for_complete()

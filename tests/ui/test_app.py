@@ -102,8 +102,8 @@ async def test_help_lists_every_binding_with_its_current_key() -> None:
             assert f" {name}\n" in body, name
         steer_line = next(line for line in body.splitlines() if line.endswith(" steer"))
         assert "^e" in steer_line and "^s" not in steer_line
-        for key in ("⏎", "^t", "^j", "esc", "^l", "^n", "f2", "f1", "e / ⏎", "x / del",
-                    "shift+↑", "shift+↓", "c ", "d "):
+        for key in ("⏎", "^t", "^j", "esc", "^l", "^n", "f2", "f1", "del", "^z", "shift+→",
+                    "shift+↑", "shift+↓", "^k", "f7", "^r", "^c"):
             assert key in body, key
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)
@@ -188,12 +188,21 @@ async def test_read_only_view_refuses_sending_and_editing() -> None:
         assert app.composer.read_only
         shown = screen_text(app)
         assert "echo WEB_E2E_OK" in shown or "DONE" in shown
+        footer = shown.splitlines()[-1]
+        for offer in ("Follow-up", "Steer", "Inject", "New agent", "Stop+clear"):
+            assert offer not in footer, offer  # view's footer offers nothing it refuses
+        (agent,) = ctx.agents.list()
+        app.composer.load_text("try to send")
+        before = (len(ctx.agents.list()), len(agent.session.events),
+                  len(agent.inbox.next_turn) + len(agent.inbox.next_step))
         for action in ("followup", "steer", "inject", "edit_item", "new_agent",
                        "cancel_clear", "dispose_agent", "spawn_child"):
-            app.clear_notifications()
-            await app.run_action(action)
+            assert await app.run_action(action) is False, action
             await pilot.pause()
-            assert any("Read-only" in n.message for n in app._notifications), action
+        await pilot.press("enter", "ctrl+n", "ctrl+s")
+        await settle(pilot)
+        assert (len(ctx.agents.list()), len(agent.session.events),
+                  len(agent.inbox.next_turn) + len(agent.inbox.next_step)) == before
 
 
 async def test_view_of_a_big_log_shows_its_tail_and_says_what_it_left_out() -> None:

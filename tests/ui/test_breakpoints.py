@@ -16,7 +16,7 @@ from .conftest import SIZE, add_agent, idle, make_app, msg, screen_text, settle,
 async def _arm(pilot, app, agent_id: str) -> None:
     app.select_agent(agent_id, focus_tree=True)
     await settle(pilot)
-    await pilot.press("b")
+    await pilot.press("f7")
     await settle(pilot)
     assert app.breakpoints is not None and app.breakpoints.is_armed(agent_id)
     app.composer.focus()
@@ -105,7 +105,7 @@ async def test_skip_ends_the_turn_and_the_batch_is_offered_back() -> None:
         shown = screen_text(app)
         assert "CLAIMED, NEVER SENT · 1" in shown and "look at the writes" in shown
         app.inbox.focus()
-        await pilot.press("p")
+        await pilot.press("ctrl+u")
         await settle(pilot)
         # Back at the head of its own lane, same id, same text, same lane.
         assert [(m.id, m.text) for m in agent.inbox.next_step] == [("s1", "look at the writes")]
@@ -208,5 +208,5 @@ async def test_search_leaves_breakpoints_alone() -> None:
         await idle(pilot, agent)
         assert len(model.requests) == 2
         app.select_agent("planner", focus_tree=True)
-        await pilot.press("b")  # b still removes it
+        await pilot.press("f7")  # f7 still removes it
         assert not app.breakpoints.is_armed("planner")

@@ -42,7 +42,7 @@ async def test_edit_dialog_saves_with_the_same_id() -> None:
         await running_with_queue(pilot, agent, (msg("draft text", "q1"), "next-turn"),
                                  (msg("other", "q2"), "next-turn"))
         await focus_item(pilot, "q1")
-        await pilot.press("e")
+        await pilot.press("enter")
         assert isinstance(app.screen, EditScreen)
         await pilot.press(*" v2")
         await pilot.press("ctrl+s")
@@ -78,7 +78,7 @@ async def test_editing_an_item_the_agent_claims_loses_nothing() -> None:
         agent.followup(msg("queued", "q1"))
         await settle(pilot)
         await focus_item(pilot, "q1")
-        await pilot.press("e")
+        await pilot.press("enter")
         screen = app.screen
         assert isinstance(screen, EditScreen)
         await pilot.press(*" and more")
@@ -107,7 +107,7 @@ async def test_saving_after_the_item_left_keeps_the_dialog_open() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await running_with_queue(pilot, agent, (msg("soon gone", "q1"), "next-turn"))
         await focus_item(pilot, "q1")
-        await pilot.press("e")
+        await pilot.press("enter")
         screen = app.screen
         assert isinstance(screen, EditScreen)
         agent.inbox.remove("q1")  # gone before any flush could tell the dialog
@@ -130,11 +130,11 @@ async def test_remove_then_undo_restores_position() -> None:
         await running_with_queue(pilot, agent, (msg("a", "q1"), "next-turn"),
                                  (msg("b", "q2"), "next-turn"), (msg("c", "q3"), "next-turn"))
         await focus_item(pilot, "q2")
-        await pilot.press("x")
+        await pilot.press("delete")
         await settle(pilot)
         assert ids(agent.inbox.next_turn) == ["q1", "q3"]
         assert "✗ removed" in screen_text(app)
-        await pilot.press("u")
+        await pilot.press("ctrl+z")
         await settle(pilot)
         assert ids(agent.inbox.next_turn) == ["q1", "q2", "q3"]
         assert "✗ removed" not in screen_text(app)
@@ -166,17 +166,17 @@ async def test_move_up_down_and_across_lanes() -> None:
         await settle(pilot)
         assert ids(agent.inbox.next_turn) == ["q1", "q3", "q2"]
         # l re-files: follow-up → steer → inject → follow-up, keeping the id
-        await pilot.press("l")
+        await pilot.press("shift+right")
         await settle(pilot)
         assert ids(agent.inbox.next_step) == ["q3"]
         assert agent.inbox.get("q3").source == {"kind": "user", "lane": "steer"}
         await focus_item(pilot, "q3")
-        await pilot.press("l")
+        await pilot.press("shift+right")
         await settle(pilot)
         assert agent.inbox.get("q3").source["lane"] == "inject"
         assert agent.inbox.locate("q3") == ("next-step", 0)
         await focus_item(pilot, "q3")
-        await pilot.press("l")
+        await pilot.press("shift+right")
         await settle(pilot)
         assert agent.inbox.locate("q3") == ("next-turn", 2)
         assert agent.inbox.get("q3").text == "c"
@@ -193,15 +193,15 @@ async def test_clear_asks_first() -> None:
         await running_with_queue(pilot, agent, (msg("a", "q1"), "next-turn"),
                                  (msg("b", "s1", "steer"), "next-step"))
         app.inbox.focus()
-        await pilot.press("X")
+        await pilot.press("shift+delete")
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("n")
         assert agent.inbox.has_pending
-        await pilot.press("X")
+        await pilot.press("shift+delete")
         await pilot.press("y")
         await settle(pilot)
         assert not agent.inbox.has_pending and agent.status == "running"
-        await pilot.press("u")  # undo brings both back
+        await pilot.press("ctrl+z")  # undo brings both back
         await settle(pilot)
         assert ids(agent.inbox.next_turn) == ["q1"] and ids(agent.inbox.next_step) == ["s1"]
         agent.cancel()

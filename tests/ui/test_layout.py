@@ -71,7 +71,7 @@ async def test_dialogs_keep_their_text_and_buttons_at_60x20() -> None:
         await pilot.press("ctrl+o")  # the inbox is a toggle here
         await settle(pilot)
         assert app.focused is app.inbox
-        await pilot.press("e")
+        await pilot.press("enter")
         await wait_until(pilot, lambda: type(app.screen).__name__ == "EditScreen")
         await settle(pilot)
         for selector in ("#edit-text", "#save", "#cancel"):
@@ -80,7 +80,7 @@ async def test_dialogs_keep_their_text_and_buttons_at_60x20() -> None:
         await pilot.press("ctrl+b")
         await settle(pilot)
         assert app.focused is app.tree
-        await pilot.press("d")
+        await pilot.press("delete")
         await wait_until(pilot, lambda: type(app.screen).__name__ == "ConfirmScreen")
         await settle(pilot)
         assert "Dispose planner?" in screen_text(app)

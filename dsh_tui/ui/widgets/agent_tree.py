@@ -19,29 +19,33 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from ..models import AgentView, visible_label
+from ..panekeys import PaneKeys
 
 SPINNER = "◐◓◑◒"
 
 
-class AgentTree(Tree[str]):
+class AgentTree(PaneKeys, Tree[str]):
     """A Tree whose node data is the agent id."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("c", "spawn_child", "Spawn child", id="spawn_child"),
-        Binding("d", "dispose_agent", "Dispose", id="dispose_agent"),
-        Binding("b", "toggle_breakpoint", "Breakpoint", id="toggle_breakpoint"),
+        Binding("ctrl+k", "spawn_child", "Spawn child", id="spawn_child"),
+        Binding("delete", "dispose_agent", "Dispose", id="dispose_agent"),
+        Binding("f7", "toggle_breakpoint", "Breakpoint", id="toggle_breakpoint"),
     ]
 
     HELP = "Agents and the sub-agents they own. The highlighted agent is the one the " \
-           "transcript, inbox and composer talk to."
+           "transcript, inbox and composer talk to; enter puts you in the composer. Typing " \
+           "here types into the composer: no letter is a tree command."
 
     DEFAULT_CSS = """
     AgentTree { padding: 0 0; }
     AgentTree > .tree--guides, AgentTree > .tree--guides-hover { color: $foreground 35%; }
     """
 
+    _moving = False  # the app is moving the cursor itself (the watcher runs during __init__)
+
     class Selected(Message):
-        """The highlighted agent changed."""
+        """The person chose the agent under the cursor (enter or a click)."""
 
         def __init__(self, agent_id: str | None, chosen: bool = False) -> None:
             super().__init__()
@@ -55,7 +59,6 @@ class AgentTree(Tree[str]):
         self.guide_depth = 3
         self.nodes: dict[str, TreeNode[str]] = {}
         self.frame = 0
-        self._selecting = False
 
     # -- structure --------------------------------------------------------------------------
 
@@ -170,20 +173,43 @@ class AgentTree(Tree[str]):
     # -- selection -----------------------------------------------------------------------------
 
     def select_agent(self, agent_id: str | None) -> None:
-        """Move the cursor to an agent without toggling its node."""
+        """The app's own move: put the cursor on an agent without toggling its node and
+        without reporting it back (the app already selected it; a report would start the
+        cursor and the selection chasing each other)."""
         node = self.nodes.get(agent_id) if agent_id else None
-        if node is not None and self.cursor_node is not node:
-            self._selecting = True
-            self.move_cursor(node)
-            self._selecting = False
+        if node is None:
+            return
+        self._moving = True
+        try:
+            _ = self.last_line  # rebuild the lines first: a node added just now has none yet
+            if self.cursor_node is not node:
+                self.move_cursor(node)
+        finally:
+            self._moving = False
+
+    @property
+    def cursor_agent_id(self) -> str | None:
+        node = self.cursor_node
+        return node.data if node is not None else None
+
+    def watch_cursor_line(self, previous_line: int, line: int) -> None:
+        """The person moved the cursor (keys, a click): the app selects that agent now,
+        synchronously, so a key pressed next acts on the row the person sees. Moves the app
+        makes itself are not reported."""
+        super().watch_cursor_line(previous_line, line)
+        if self._moving:
+            return
+        agent_id = self.cursor_agent_id
+        select = getattr(self.app, "select_agent", None)
+        if agent_id is not None and select is not None:
+            select(agent_id, from_tree=True)
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
-        event.stop()
-        self.post_message(self.Selected(event.node.data))
+        event.stop()  # reported synchronously by watch_cursor_line, never by message
 
     def on_tree_node_selected(self, event: Tree.NodeSelected[str]) -> None:
         event.stop()
-        self.post_message(self.Selected(event.node.data, chosen=True))
+        self.post_message(self.Selected(self.cursor_agent_id, chosen=True))
 
     async def action_spawn_child(self) -> None:
         await self.app.run_action("spawn_child")

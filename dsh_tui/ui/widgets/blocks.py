@@ -154,7 +154,7 @@ class UserBlock(Static, TranscriptBlock):
 class ReasoningBlock(Static, TranscriptBlock):
     """Reasoning, collapsed by default; while it streams it shows its latest line.
 
-    Click it (or press `r` in the transcript) to expand or collapse.
+    Click it (or press ctrl+r in the transcript) to expand or collapse.
     """
 
     DEFAULT_CSS = """

@@ -23,6 +23,7 @@ from textual.widgets import TextArea
 from textual.widgets.text_area import EditResult, Location
 
 from ..models import visible_input
+from ..panekeys import run_bound_key
 
 HISTORY_LIMIT = 200
 
@@ -76,21 +77,20 @@ class Composer(SafeTextArea):
 
     # -- keys ----------------------------------------------------------------------------------
 
-    def _bound_keys(self) -> set[str]:
-        """Keys the composer's own bindings use (after the config's `[keys]` remapping)."""
-        keys: set[str] = set()
-        keymap = getattr(self.app, "_keymap", {}) or {}
-        for binding in self.BINDINGS:
-            assert isinstance(binding, Binding)
-            spec = keymap.get(binding.id or "", binding.key)
-            keys.update(k.strip() for k in spec.split(","))
-        return keys
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """What the app does not offer (`view` is read-only), the composer does not either."""
+        return self.app.check_action(action, parameters)
 
     async def _on_key(self, event: events.Key) -> None:
-        if event.key in self._bound_keys():
-            # Not inserted here (prevent_default skips TextArea's own handler); the event
-            # bubbles on to the bindings, which send or insert the newline.
-            event.prevent_default()
+        """Run a bound key here, in the order keys arrived, not after the rest of the read.
+
+        Textual checks non-priority bindings only when a key has bubbled back up to the
+        app, through one message queue per ancestor, while the characters typed after it
+        are inserted here at once; so `msgONE⏎msgTWO⏎` in one read became one message
+        `msgONEmsgTWO`, and `one ctrl+j two` put the newline last. Every key that is bound
+        (after the config's `[keys]`; priority bindings already ran at the app) is run
+        right here instead, and stops, so the app does not run it a second time."""
+        if not event.is_printable and await run_bound_key(self, event):
             return
         await super()._on_key(event)
 

@@ -19,14 +19,15 @@ from textual.content import Content
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from ..models import AgentView, InboxRow, inbox_rows, short_id, visible
+from ..models import AgentView, InboxRow, inbox_rows, lane_of, short_id, source_label, visible
+from ..panekeys import PaneKeys
 from .blocks import lane_badge
 
 PREVIEW_LINES = 3
 PREVIEW_CHARS = 240
 HEADERS = {"next-step": "NEXT STEP", "next-turn": "NEXT TURN", "unsent": "CLAIMED, NEVER SENT"}
 HEADER_HINT = {"next-step": "steer · inject", "next-turn": "follow-ups",
-               "unsent": "p puts back"}
+               "unsent": "ctrl+u puts back"}
 
 
 def _preview(text: str) -> Content:
@@ -54,8 +55,8 @@ def row_prompt(row: InboxRow, position: int | None = None) -> Content:
         head = Content.assemble(("↺ ", "bold $warning"), lane_badge(row.lane), "  ",
                                 (row.source, "bold"), "  ", (f"#{short_id(entry.id)}",
                                                               "$text-muted"))
-        why = Content.styled(f"  claimed in {turn}{entry.reason}, never sent · p puts it "
-                             "back · x forgets it", "$text-muted")
+        why = Content.styled(f"  claimed in {turn}{entry.reason}, never sent · ctrl+u puts it "
+                             "back · delete forgets it", "$text-muted")
         return head + "\n" + why + "\n" + _preview(row.text)
     message = row.message
     if row.kind == "tombstone" and row.tombstone is not None:
@@ -66,7 +67,7 @@ def row_prompt(row: InboxRow, position: int | None = None) -> Content:
             return head + "\n" + _preview(row.text).stylize("$text-muted")
         head = Content.assemble(("✗ removed", "bold $error"), "  ", lane_badge(row.lane), "  ",
                                 (f"#{short_id(message.id)}", "$text-muted"),
-                                ("  u undo", "$accent"))
+                                ("  ^z undo", "$accent"))
         return head + "\n" + _preview(row.text).stylize("strike $text-muted")
     number = f"{position}. " if position is not None else ""
     head = Content.assemble((number, "$text-muted"), lane_badge(row.lane), "  ",
@@ -75,22 +76,23 @@ def row_prompt(row: InboxRow, position: int | None = None) -> Content:
     return head + "\n" + _preview(row.text)
 
 
-class InboxView(OptionList):
+class InboxView(PaneKeys, OptionList):
     """An OptionList of inbox rows; option ids are `msg:<id>`, `tomb:<n>`, `hdr:<target>`."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("e,enter", "edit_item", "Edit", id="edit_item"),
-        Binding("x,delete", "remove_item", "Remove", id="remove_item"),
+        Binding("enter", "edit_item", "Edit", id="edit_item"),
+        Binding("delete", "remove_item", "Remove", id="remove_item"),
         Binding("shift+up", "move_item_up", "Move up", id="move_item_up"),
         Binding("shift+down", "move_item_down", "Move down", id="move_item_down"),
-        Binding("l", "move_item_lane", "Lane", id="move_item_lane"),
-        Binding("u", "undo_discard", "Undo", id="undo_discard"),
-        Binding("X", "clear_inbox", "Clear", id="clear_inbox"),
-        Binding("p", "restore_unsent", "Put back", id="restore_unsent", show=False),
+        Binding("shift+right", "move_item_lane", "Lane", id="move_item_lane"),
+        Binding("ctrl+z", "undo_discard", "Undo", id="undo_discard"),
+        Binding("shift+delete", "clear_inbox", "Clear", id="clear_inbox"),
+        Binding("ctrl+u", "restore_unsent", "Put back", id="restore_unsent", show=False),
     ]
 
     HELP = "The selected agent's pending messages. NEXT STEP is delivered at the next " \
-           "step boundary of a running turn; NEXT TURN holds follow-ups, one per turn."
+           "step boundary of a running turn; NEXT TURN holds follow-ups, one per turn. " \
+           "Typing here types into the composer: no letter is an inbox command."
 
     DEFAULT_CSS = """
     InboxView { height: 1fr; padding: 0 1; }
@@ -179,6 +181,23 @@ class InboxView(OptionList):
                     return row
         elif option.id.startswith("tomb:"):
             return self.rows[int(option.id[5:])]
+        return None
+
+    def current_row(self) -> InboxRow | None:
+        """The highlighted item as the inbox is *now*, not as it was at the last paint: keys
+        in one burst (`shift+right` twice, re-file then edit) each see the previous one's
+        effect. None when the item left the inbox since (claimed or removed)."""
+        row = self.highlighted_row()
+        if row is None or row.kind != "item" or self.view is None:
+            return row
+        wanted = row.message.id
+        inbox = self.view.agent.inbox
+        for target, items in (("next-step", inbox.next_step), ("next-turn", inbox.next_turn)):
+            for index, message in enumerate(items):
+                if message.id == wanted:
+                    return InboxRow("item", text=message.text, target=target, index=index,
+                                    message=message, lane=lane_of(message.source, target),
+                                    source=source_label(message.source))
         return None
 
     def highlight_message(self, message_id: str) -> None:

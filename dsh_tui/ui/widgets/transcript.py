@@ -30,6 +30,7 @@ from textual.widgets import Static
 
 from ..keys import key_name
 from ..models import AgentView
+from ..panekeys import PaneKeys
 from .blocks import (
     AssistantBlock,
     NewerMarker,
@@ -62,11 +63,11 @@ def empty_hint(view: AgentView, steer: str = "ctrl+s", inject: str = "ctrl+t") -
     return ("No messages yet. Type below and press enter.\n\n" + first +
             f"While it works, type more: enter queues a follow-up for the next turn, {steer} "
             f"steers the running turn, {inject} injects context. Queued messages wait in the "
-            "inbox, where e edits them.\nescape stops the agent and keeps its inbox; f1 lists "
+            "inbox, where enter edits them.\nescape stops the agent and keeps its inbox; f1 lists "
             "every key.")
 
 
-class Transcript(VerticalScroll):
+class Transcript(PaneKeys, VerticalScroll):
     """Follows the tail (Textual's anchor) unless the person scrolls up."""
 
     WINDOW = 30
@@ -87,14 +88,15 @@ class Transcript(VerticalScroll):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("r", "toggle_reasoning", "Reasoning", id="toggle_reasoning"),
-        Binding("t", "toggle_tools", "Tool details", show=False, id="toggle_tools"),
-        Binding("end", "follow", "Follow", show=False, id="follow"),
-        Binding("home", "load_older", "Older", show=False, id="load_older"),
+        Binding("ctrl+r", "toggle_reasoning", "Reasoning", id="toggle_reasoning"),
+        Binding("ctrl+e", "toggle_tools", "Tool details", id="toggle_tools"),
+        Binding("end", "follow", "Follow", id="follow"),
+        Binding("home", "load_older", "Older", id="load_older"),
+        Binding("ctrl+f", "app.search", "Search", id="search"),
     ]
 
     HELP = "Scroll with the arrows or the mouse; the transcript follows new output until " \
-           "you scroll up, and `end` follows it again."
+           "you scroll up, and `end` follows it again. Typing here types into the composer."
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -1,0 +1,69 @@
+"""Typing is safe: prose typed while a pane has focus lands in the composer, never acts.
+
+The tree, the inbox and the transcript have no command on a printable key. A printable
+key pressed in one of them moves the focus to the composer and is typed there, so a
+sentence typed into the wrong pane ("dry run, please fix…") becomes a draft instead of a
+dispose, a removal or a re-filing; the panes' commands sit on keys no word starts with
+(`enter`, `delete`, arrows with shift, function keys, ctrl+letter).
+
+Keys arrive in bursts: a terminal hands the app a whole paste or a fast typist's word in
+one read, and Textual queues every key of it to the widget that had focus when the read
+was parsed. So a key still waiting in a pane's queue after an earlier key took the focus
+elsewhere goes where the focus is now, in order: "hello⏎" typed into the tree sends
+"hello", it does not type "h" and then choose a row.
+
+And bound keys run where they were pressed, in order (`run_bound_key`). Textual checks
+non-priority bindings only once a key has bubbled back up to the app, one message queue
+per ancestor, against whatever has the focus *then*, while later keys of the same read are
+already being handled: so `msgONE⏎msgTWO⏎` became one message, and `enter` in the tree
+followed by typed text ran as the composer's `enter`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import events
+
+
+async def run_bound_key(widget: Any, event: events.Key) -> bool:
+    """If `event` is bound for `widget` (its own bindings and its ancestors', after the
+    config's `[keys]`; priority bindings already ran at the app), run the binding now and
+    stop the event so the app does not run it again. True when it ran."""
+    active = widget.screen.active_bindings.get(event.key)
+    if active is None or not active.enabled or active.binding.priority:
+        return False
+    event.stop()
+    event.prevent_default()
+    await widget.app.run_action(active.binding.action, active.node)
+    return True
+
+
+class PaneKeys:
+    """Mixin for a focusable pane (before the widget class in the bases)."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        widget: Any = self
+        app = widget.app
+        focused = app.focused
+        if focused is not None and focused is not widget and \
+                widget not in focused.ancestors_with_self:
+            # Focus moved on while this key waited in this pane's queue: deliver it there.
+            event.stop()
+            event.prevent_default()
+            focused._forward_event(events.Key(event.key, event.character))
+            return
+        if event.is_printable and (focused is widget or focused is None):
+            event.stop()
+            event.prevent_default()
+            type_into = getattr(app, "type_into_composer", None)
+            if type_into is not None:
+                type_into(event.key, event.character)
+            return
+        if focused is widget:
+            await run_bound_key(widget, event)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """What the app does not offer (`view` is read-only), the pane does not either."""
+        check = getattr(getattr(self, "app", None), "check_action", None)
+        return True if check is None else check(action, parameters)

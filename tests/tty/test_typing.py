@@ -1,0 +1,93 @@
+"""Typing is safe (issue 10): prose typed while the tree, the transcript or the inbox has
+focus lands in the composer and never disposes, removes, re-files, edits or arms anything;
+ctrl+c stops the selected running agent keeping its inbox, and on an idle one says how to
+quit, and a second ctrl+c quits. Inbox keys in one burst each see the previous one's effect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from .terminal import Terminal, burst, events_of, key
+
+SLOW = "demo_speed = 0.005\n"  # the first turn outlasts the test
+PANES = {"tree": "Spawn child", "transcript": "Reasoning", "inbox": "Lane"}
+PROSE = "status of the build, dry run: please fix it, excellent; undo Xx lbce"
+
+
+def _busy_with_two_queued(term: Terminal) -> None:
+    term.write(burst("first task", key("enter")))
+    term.wait_for("t1")
+    term.write(burst("alpha", key("enter")))
+    term.wait_for("↩1")
+    term.write(burst("beta", key("enter")))
+    term.wait_for("↩2")
+
+
+def _focus(term: Terminal, pane: str) -> None:
+    """tab until the footer offers the pane's own keys."""
+    for _ in range(4):
+        footer = term.lines()[-1]
+        term.press("tab")
+        term.wait_until(lambda: term.lines()[-1] != footer, "the focus to move")  # noqa: B023
+        if PANES[pane] in term.lines()[-1]:
+            return
+    raise AssertionError(f"could not focus the {pane}: {term.lines()[-1]}")
+
+
+def _discards(term: Terminal) -> list[dict]:
+    return [data for records in term.sessions().values()
+            for data in events_of(records, "agent/inbox/spliced")
+            if data.get("outcome") == "canceled"]
+
+
+@pytest.mark.parametrize("pane", list(PANES))
+def test_prose_typed_into_a_pane_lands_in_the_composer_and_does_nothing_else(
+        terminal: Callable[..., Terminal], pane: str) -> None:
+    term = terminal(cols=120, rows=30, config=SLOW)
+    _busy_with_two_queued(term)
+    _focus(term, pane)
+    term.type(PROSE)  # one write, as a fast typist or a paste delivers it
+    term.wait_for(PROSE)
+    term.wait_until(lambda: "Follow-up" in term.lines()[-1], "the composer to take the focus")
+    shown = term.text()
+    assert "Follow-up" in shown.splitlines()[-1]  # the composer has the focus now
+    assert "↩2" in shown and "child" not in shown and "◆" not in shown
+    assert "Dispose" not in shown.splitlines()[-1] and "Edit" not in shown  # no dialog
+    term.press("ctrl+q")
+    assert term.wait_exit() == 0
+    assert len(term.sessions()) == 1  # no agent was spawned
+    assert _discards(term) == []  # nothing removed, disposed or cleared
+
+
+def test_ctrl_c_stops_the_running_agent_keeping_its_inbox_then_twice_quits(
+        terminal: Callable[..., Terminal]) -> None:
+    term = terminal(cols=120, rows=30, config=SLOW)
+    _busy_with_two_queued(term)
+    term.press("ctrl+c")
+    term.wait_for("Stopped demo")
+    term.wait_until(lambda: "⏸ demo" in term.text(), "the paused (kept) inbox icon")
+    assert "↩2" in term.text()
+    term.press("ctrl+c")
+    term.wait_for("ctrl+c again to quit")
+    assert term.process is not None and term.process.poll() is None
+    term.press("ctrl+c")
+    assert term.wait_exit() == 0
+    assert _discards(term) == []
+
+
+def test_inbox_keys_in_one_burst_each_see_the_previous_ones_effect(
+        terminal: Callable[..., Terminal]) -> None:
+    term = terminal(cols=120, rows=30, config=SLOW)
+    _busy_with_two_queued(term)
+    _focus(term, "inbox")
+    term.press("shift+right", "shift+right")  # follow-up → steer → inject, in one read
+    term.wait_for("NEXT STEP · 1")
+    term.press("ctrl+q")
+    assert term.wait_exit() == 0
+    (records,) = term.sessions().values()
+    lanes = [m.get("source", {}).get("lane") for data in events_of(records, "agent/inbox/spliced")
+             for m in data.get("inserted", []) if m["content"][0]["text"] == "alpha"]
+    assert lanes[-1] == "inject", lanes
