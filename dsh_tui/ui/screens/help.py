@@ -88,6 +88,13 @@ def legend(app: Any) -> Content:
     for symbol, words in SYMBOLS:
         lines.append(Content.assemble((f"  {symbol:<8}", "bold"), (words, "$text-muted")))
     lines.append(Content(""))
+    lines.append(Content.styled("TYPING IS SAFE", "bold $primary"))
+    lines.append(Content.styled(
+        "  No letter is a command in the tree, the inbox or the transcript: what you type\n"
+        "  there lands in the composer. The focused pane has the bright border; the footer\n"
+        "  shows its keys. ctrl+q keeps every inbox (--resume brings them back).",
+        "$text-muted"))
+    lines.append(Content(""))
     lines.append(Content.styled(
         "Remap any key in the config file's [keys] table by action name, e.g. "
         'steer = "ctrl+e". ctrl+p opens the command palette; ctrl+q quits.', "$text-muted"))
