@@ -169,6 +169,12 @@ class Terminal:
         """Named keys, all in one write."""
         self.write(b"".join(key(name) for name in names))
 
+    def hang_up(self) -> None:
+        """Close the terminal, as closing its window does: the kernel sends SIGHUP."""
+        if self._master is not None:
+            os.close(self._master)
+            self._master = None
+
     def signal(self, signum: int) -> None:
         assert self.process is not None
         self.process.send_signal(signum)
@@ -260,7 +266,8 @@ class Terminal:
         assert self.process is not None
         deadline = time.monotonic() + timeout
         while self.process.poll() is None:
-            self.pump(0.05)
+            if not self.pump(0.05) and self._master is None:
+                time.sleep(0.05)  # nothing to read any more (hung up): just wait for the exit
             if time.monotonic() > deadline:
                 raise TerminalError(f"dsh-tui did not exit within {timeout:.0f} s\n{self.text()}")
         self.pump(0.05)

@@ -42,17 +42,20 @@ def _discards(term: Terminal) -> list[dict]:
             if data.get("outcome") == "canceled"]
 
 
-@pytest.mark.parametrize("how", ["ctrl+q", "SIGTERM"])
+@pytest.mark.parametrize("how", ["ctrl+q", "SIGTERM", "hang-up"])
 def test_leaving_keeps_every_inbox_and_resume_brings_them_back(
         terminal: Callable[..., Terminal], how: str) -> None:
     term = terminal(cols=120, rows=30, config=SLOW)
     _queue_work(term)
     if how == "ctrl+q":
         term.press("ctrl+q")
-    else:
+    elif how == "SIGTERM":
         term.signal(signal.SIGTERM)
+    else:
+        term.hang_up()  # the terminal window closes: SIGHUP
     assert term.wait_exit() == 0
-    assert b"\x1b[?1049l" in term.raw  # the terminal was given back (alternate screen left)
+    if how != "hang-up":
+        assert b"\x1b[?1049l" in term.raw  # the terminal was given back (alternate screen)
     assert _discards(term) == [], "leaving the app wrote a discard"
     sessions = term.sessions()
     root = next(sid for sid, records in sessions.items() if sid.startswith("demo-"))
