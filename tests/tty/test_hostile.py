@@ -99,7 +99,7 @@ def test_the_live_app_shows_hostile_names_pastes_and_edits_safely(
     term.wait_for("1 step")
     term.press("tab", "tab", "tab")
     term.settle()
-    term.write(b"e")
+    term.write(key("enter"))  # edit (no letter is an inbox command)
     term.wait_for("Edit queued message")
     term.settle()
     term.press("escape")

@@ -54,10 +54,10 @@ def test_a_navigation_burst_leaves_one_still_selection_and_an_idle_app(
     term.press("tab")  # focus the tree
     term.wait_gone("Created agent")  # the toasts time out: then nothing else should move
     term.press("up", "up", "down", "up", "down", "down", "up")  # key repeat: one read
-    term.settle()
+    term.settle(quiet=1.0)  # a loaded machine may take a while to apply the burst
     seen, cpu = term.watch(1.5)
     assert len(seen) == 1, "the screen kept changing after the last key"
-    assert cpu < 0.15, f"the idle app used {cpu:.2f} s of CPU in 1.5 s"
+    assert cpu < 0.3, f"the idle app used {cpu:.2f} s of CPU in 1.5 s (ping-pong: ~1.2 s)"
     chosen = _agree(term)
     assert chosen == "agent 2"  # 3 → 2 → 1 → 2 → 1 → 2 → 3 → 2
     term.write(burst(key("enter"), "for the chosen one", key("enter")))

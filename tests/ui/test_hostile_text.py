@@ -143,7 +143,7 @@ async def test_every_app_surface_renders_hostile_text_safely(tmp_path: Path) -> 
         # the edit dialog holds the queued item's text
         app.inbox.focus()
         app.inbox.highlight_message("q1")
-        await pilot.press("e")
+        await pilot.press("enter")
         await settle(pilot)
         editor = app.screen.query_one("#edit-text")
         assert unsafe_in(editor.text) == []
