@@ -64,7 +64,9 @@ def test_a_navigation_burst_leaves_one_still_selection_and_an_idle_app(
     term.wait_for("for the chosen one")
     assert f"→ {chosen} ·" in term.text()
     sessions = term.sessions()
-    got = {sid: [m["content"][0]["text"] for m in events_of(records, "user/message")]
+    # Accepted = the durable inbox splice that took it (user/message is written in a batch).
+    got = {sid: [m["content"][0]["text"] for data in events_of(records, "agent/inbox/spliced")
+                 for m in data.get("inserted", [])]
            for sid, records in sessions.items()}
     titles = {sid: [t["title"] for t in events_of(records, "session/title")][-1]
               for sid, records in sessions.items()}

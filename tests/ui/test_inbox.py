@@ -230,7 +230,7 @@ async def test_a_claimed_steer_is_rescued_as_a_steer() -> None:
         agent.inbox.append("next-step", msg("steer this way", "s1", "steer"))  # no wake
         await settle(pilot)
         await focus_item(pilot, "s1")
-        await pilot.press("e")
+        await pilot.press("enter")
         screen = app.screen
         assert isinstance(screen, EditScreen)
         await pilot.press(*", please")
