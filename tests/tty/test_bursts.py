@@ -22,7 +22,7 @@ def test_two_messages_and_a_newline_in_one_burst_arrive_in_order(
     term = terminal(cols=100, rows=30, config=SLOW)
     term.write(burst("msgONE", key("enter"), "msgTWO", key("enter"),
                      "one", key("ctrl+j"), "two", key("enter")))
-    term.wait_for("↩2")  # msgONE runs; msgTWO and the two-line one wait in the inbox
+    term.wait_for("↵2")  # msgONE runs; msgTWO and the two-line one wait in the inbox
     term.press("ctrl+q")
     assert term.wait_exit() == 0
     sent = _sent(term)

@@ -23,9 +23,9 @@ def _queue_work(term: Terminal) -> None:
     term.write(burst("first task", key("enter")))
     term.wait_for("t1")
     term.write(burst("second", key("enter")))
-    term.wait_for("↩1")
+    term.wait_for("↵1")
     term.write(burst("third", key("enter")))
-    term.wait_for("↩2")
+    term.wait_for("↵2")
     term.press("ctrl+p")
     term.wait_for("Search for commands")
     term.write(burst("spawn child agent", key("enter")))
@@ -33,7 +33,7 @@ def _queue_work(term: Terminal) -> None:
     term.write(burst("child task", key("enter")))
     term.wait_until(lambda: term.text().count(" t1") >= 2, "the child's turn")
     term.write(burst("child follow-up", key("enter")))
-    term.wait_for("↩1")
+    term.wait_for("↵1")
 
 
 def _discards(term: Terminal) -> list[dict]:
@@ -62,10 +62,10 @@ def test_leaving_keeps_every_inbox_and_resume_brings_them_back(
     assert len(sessions) >= 2  # the root and its child
 
     again = terminal(cols=120, rows=30, config=SLOW, args=("--resume", root))
-    again.wait_for("↩2")  # the root's two queued follow-ups
+    again.wait_for("↵2")  # the root's two queued follow-ups
     again.wait_for("child 1")
     line = next(line for line in again.lines() if "child 1" in line)
-    assert "↩1" in line, f"the child's inbox did not come back: {line!r}"
+    assert "↵1" in line, f"the child's inbox did not come back: {line!r}"
     again.press("ctrl+q")
     assert again.wait_exit() == 0
     assert _discards(again) == []

@@ -21,9 +21,9 @@ def _busy_with_two_queued(term: Terminal) -> None:
     term.write(burst("first task", key("enter")))
     term.wait_for("t1")
     term.write(burst("alpha", key("enter")))
-    term.wait_for("↩1")
+    term.wait_for("↵1")
     term.write(burst("beta", key("enter")))
-    term.wait_for("↩2")
+    term.wait_for("↵2")
 
 
 def _focus(term: Terminal, pane: str) -> None:
@@ -54,7 +54,7 @@ def test_prose_typed_into_a_pane_lands_in_the_composer_and_does_nothing_else(
     term.wait_until(lambda: "Follow-up" in term.lines()[-1], "the composer to take the focus")
     shown = term.text()
     assert "Follow-up" in shown.splitlines()[-1]  # the composer has the focus now
-    assert "↩2" in shown and "child" not in shown and "◆" not in shown
+    assert "↵2" in shown and "child" not in shown and "◆" not in shown
     assert "Dispose" not in shown.splitlines()[-1] and "Edit" not in shown  # no dialog
     term.press("ctrl+q")
     assert term.wait_exit() == 0
@@ -68,8 +68,8 @@ def test_ctrl_c_stops_the_running_agent_keeping_its_inbox_then_twice_quits(
     _busy_with_two_queued(term)
     term.press("ctrl+c")
     term.wait_for("Stopped demo")
-    term.wait_until(lambda: "⏸ demo" in term.text(), "the paused (kept) inbox icon")
-    assert "↩2" in term.text()
+    term.wait_for("paused: the agent is idle")  # its inbox kept, waiting
+    assert "↵2" in term.text()
     term.press("ctrl+c")
     term.wait_for("ctrl+c again to quit")
     assert term.process is not None and term.process.poll() is None

@@ -90,7 +90,7 @@ class Composer(SafeTextArea):
         `msgONEmsgTWO`, and `one ctrl+j two` put the newline last. Every key that is bound
         (after the config's `[keys]`; priority bindings already ran at the app) is run
         right here instead, and stops, so the app does not run it a second time."""
-        if not event.is_printable and await run_bound_key(self, event):
+        if event.key != event.character and await run_bound_key(self, event):
             return
         await super()._on_key(event)
 
