@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import subprocess
 from collections.abc import Callable
+from typing import Any
 
 from .terminal import BINARY, Terminal, events_of
 
@@ -32,7 +33,7 @@ def test_a_session_open_in_one_terminal_is_marked_open_and_not_resumed_in_anothe
     first.type("hello from the first terminal")
     first.press("enter")
     first.wait_until(lambda: bool(first.session_files()), "the first session on disk")
-    (session_id,) = first.sessions()
+    session_id = _root_holding(first, "hello from the first terminal")
 
     listing = subprocess.run([str(BINARY), "--data-dir", str(first.data_dir), "sessions"],
                              capture_output=True, text=True, timeout=30)
@@ -60,7 +61,7 @@ def test_a_session_open_in_one_terminal_is_marked_open_and_not_resumed_in_anothe
     # The first terminal still owns its log alone: one writer, seqs unbroken.
     first.type("still mine")
     first.press("enter")
-    first.wait_until(lambda: "still mine" in first.session_files()[0].read_text(),
+    first.wait_until(lambda: _has_text(first.sessions()[session_id], "still mine"),
                      "the second message in the first session")
     records = first.sessions()[session_id]
     seqs = [r["seq"] for r in records[1:]]
@@ -68,3 +69,18 @@ def test_a_session_open_in_one_terminal_is_marked_open_and_not_resumed_in_anothe
     texts = [item["content"][0]["text"] for data in events_of(records, "agent/inbox/spliced")
              for item in data.get("inserted", [])]
     assert texts == ["hello from the first terminal", "still mine"]
+
+
+def _has_text(records: list[dict[str, Any]], text: str) -> bool:
+    return any(item.get("content", [{}])[0].get("text") == text
+               for data in events_of(records, "agent/inbox/spliced")
+               for item in data.get("inserted", []))
+
+
+def _root_holding(term: Terminal, text: str) -> str:
+    """The id of the session whose inbox received `text` (the demo may have started a
+    sub-agent with a session of its own beside it)."""
+    term.wait_until(lambda: any(_has_text(r, text) for r in term.sessions().values()),
+                    f"{text!r} on disk")
+    (session_id,) = [sid for sid, r in term.sessions().items() if _has_text(r, text)]
+    return session_id
