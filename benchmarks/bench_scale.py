@@ -43,7 +43,7 @@ from dsh_tui.compose import build_context
 from dsh_tui.harness import AgentOptions, CreateAgentOptions, Session, dumps_compact, user_message
 from dsh_tui.llm.scripted import ScriptedModel
 from dsh_tui.ui.app import DshApp
-from dsh_tui.ui.models import AgentView
+from dsh_tui.ui.state.agent_view import AgentView
 
 ROOTS = 50
 CHILDREN = 3  # 50 * (1 + 3) = 200 agents

@@ -126,7 +126,7 @@ def _child_app() -> None:
     async def main() -> None:
         from dsh_tui.compose import build_context, default_providers
         from dsh_tui.ui.app import DshApp
-        from dsh_tui.ui.world import create_agent, new_agent_id
+        from dsh_tui.ui.state.world import create_agent, new_agent_id
 
         args = build_parser().parse_args([])
         config = load_settings(args)

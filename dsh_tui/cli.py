@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from dsh_tui.ui.config import UiConfig
+    from dsh_tui.ui.state.config import UiConfig
 
 PROVIDERS = ("demo", "deepseek", "openai-compatible")
 DEFAULT_MODELS = {"demo": "demo", "deepseek": "deepseek-v4-flash"}
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def load_settings(args: argparse.Namespace) -> UiConfig:
-    from dsh_tui.ui.config import ConfigError, load_config
+    from dsh_tui.ui.state.config import ConfigError, load_config
 
     try:
         config = load_config(args.config)
@@ -155,14 +155,14 @@ def resolve_route(args: argparse.Namespace, config: UiConfig,
     if provider == "deepseek" and not has_key:
         raise CliError("provider deepseek needs DEEPSEEK_API_KEY in the environment")
     if provider == "deepseek" and env.get("DEEPSEEK_BASE_URL"):
-        from dsh_tui.ui.config import base_url_problem
+        from dsh_tui.ui.state.config import base_url_problem
 
         why = base_url_problem(env["DEEPSEEK_BASE_URL"])
         if why is not None:
             raise CliError(f"DEEPSEEK_BASE_URL {why}")
     base_url = args.base_url or config.base_url
     if args.base_url is not None:
-        from dsh_tui.ui.config import base_url_problem
+        from dsh_tui.ui.state.config import base_url_problem
 
         why = base_url_problem(args.base_url)
         if why is not None:
@@ -232,7 +232,7 @@ async def _run_app(args: argparse.Namespace, config: UiConfig, persistence: Any)
     from dsh_tui.compose import build_context, default_providers, leave, stop_saving
     from dsh_tui.harness import AgentOptions
     from dsh_tui.ui.app import DshApp
-    from dsh_tui.ui.world import create_agent, new_agent_id, resume_tree
+    from dsh_tui.ui.state.world import create_agent, new_agent_id, resume_tree
 
     try:
         providers = default_providers(demo_speed=config.demo_speed, base_url=config.base_url)
@@ -358,7 +358,7 @@ def session_line(header: Mapping[str, Any], summary: Mapping[str, Any],
 
 def export_session(args: argparse.Namespace) -> int:
     from dsh_tui.harness.persistence import SessionLogError, read_session_log
-    from dsh_tui.ui.export import export_jsonl, export_markdown
+    from dsh_tui.ui.state.export import export_jsonl, export_markdown
 
     _check_ids(args)
     path = Path(args.session)

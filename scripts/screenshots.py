@@ -52,7 +52,7 @@ async def shoot_demo() -> Path:
     from dsh_tui.compose import build_context
     from dsh_tui.llm.demo import DemoModel
     from dsh_tui.ui.app import DshApp
-    from dsh_tui.ui.world import create_agent
+    from dsh_tui.ui.state.world import create_agent
     from tests.ui.scenes import SIZE, freeze_time, settle
 
     ctx = build_context(providers={"demo": DemoModel(speed=0)}, workspace=str(ROOT))

@@ -29,28 +29,21 @@ from textual.widgets import Footer
 
 from dsh_tui.harness import UserMessage, user_message
 
-from .breakpoints import CONTINUE, SKIP, Breakpoints, Pause
-from .bridge import Bridge, FlushBatch
-from .config import ConfigError, UiConfig, save_setting
-from .gcpacing import GcPacing
 from .keys import ACTIONS, key_name, keys_for, startup_keymap
-from .models import (
-    LANE_TARGET,
-    LANES,
-    AgentView,
-    format_tokens,
-    lane_of,
-    source_for,
-    visible,
-    visible_label,
-    waiting_seconds,
-    with_lane,
-)
 from .screens.confirm import ConfirmScreen
 from .screens.edit import EditScreen
 from .screens.help import HelpScreen
 from .screens.sessions import SessionsScreen
-from .search import SearchState
+from .state.agent_view import AgentView
+from .state.breakpoints import CONTINUE, SKIP, Breakpoints, Pause
+from .state.bridge import Bridge, FlushBatch
+from .state.config import ConfigError, UiConfig, save_setting
+from .state.gcpacing import GcPacing
+from .state.lanes import LANE_TARGET, LANES, lane_of, source_for, with_lane
+from .state.search import SearchState
+from .state.text import format_tokens, visible, visible_label
+from .state.transcript import waiting_seconds
+from .state.world import HandleBook, create_agent, resume_tree, spawn_child
 from .strips import install as install_strip_fix
 from .themes import VARIABLE_DEFAULTS, load_themes
 from .widgets.agent_tree import AgentTree
@@ -61,7 +54,6 @@ from .widgets.inbox import InboxView
 from .widgets.save_state import SaveState
 from .widgets.search_bar import SearchBar
 from .widgets.transcript import Transcript
-from .world import HandleBook, create_agent, resume_tree, spawn_child
 
 QUIT_NEVER = 1e9
 READ_ONLY_NOTICE = "Read-only view of a session log: sending and editing are disabled."

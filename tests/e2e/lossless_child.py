@@ -22,8 +22,8 @@ from dsh_tui.compose import build_context
 from dsh_tui.harness import AgentOptions, user_message
 from dsh_tui.harness.persistence import JsonlPersistence
 from dsh_tui.loop.tools import ToolOutput, tool
-from dsh_tui.ui.breakpoints import Breakpoints
-from dsh_tui.ui.world import HandleBook, create_agent, resume_tree, spawn_child
+from dsh_tui.ui.state.breakpoints import Breakpoints
+from dsh_tui.ui.state.world import HandleBook, create_agent, resume_tree, spawn_child
 
 ROOT_ID = "root"
 

@@ -23,7 +23,7 @@ import pytest
 from dsh_tui.compose import build_context
 from dsh_tui.harness import AgentOptions, Inbox, Session, user_message
 from dsh_tui.harness.persistence import JsonlPersistence
-from dsh_tui.ui.world import HandleBook, resume_tree
+from dsh_tui.ui.state.world import HandleBook, resume_tree
 
 CHILD = Path(__file__).with_name("lossless_child.py")
 REPO = Path(__file__).resolve().parents[2]

@@ -69,7 +69,7 @@ async def test_an_unknown_finish_reason_ends_the_turn_with_the_message_kept(
     messages = [e.data["message"] for e in events if e.type == "assistant/message"]
     assert [b["text"] for b in messages[-1]["content"]] == ["kept text"]
     assert [e.data["reason"]["kind"] for e in events if e.type == "turn/end"] == ["completed"]
-    from dsh_tui.ui.models import TranscriptModel
+    from dsh_tui.ui.state.transcript import TranscriptModel
 
     model = TranscriptModel()
     model.apply_all(events)

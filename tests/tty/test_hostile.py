@@ -25,7 +25,7 @@ from dsh_tui.harness import user_message
 from dsh_tui.harness.persistence import JsonlPersistence
 from dsh_tui.llm.scripted import ScriptedModel, reasoning, reply, text, tool_call
 from dsh_tui.loop import Tool
-from dsh_tui.ui.world import create_agent
+from dsh_tui.ui.state.world import create_agent
 
 from .terminal import BINARY, Terminal, key
 

@@ -17,7 +17,7 @@ from dsh_tui.harness import user_message
 from dsh_tui.harness.session import SessionEvent
 from dsh_tui.llm.scripted import ScriptedModel
 from dsh_tui.ui.app import DshApp
-from dsh_tui.ui.world import create_agent
+from dsh_tui.ui.state.world import create_agent
 
 SIZE = (150, 42)
 
@@ -71,7 +71,7 @@ async def add_agent(ctx: Any, agent_id: str, title: str | None = None, owner: An
 
 
 def msg(text: str, id: str, lane: str | None = None) -> Any:
-    from dsh_tui.ui.models import source_for
+    from dsh_tui.ui.state.lanes import source_for
 
     return user_message(text, id=id, source=source_for(lane) if lane else None)
 

@@ -17,10 +17,10 @@ from dsh_tui.compose import build_context
 from dsh_tui.harness import user_message
 from dsh_tui.llm.scripted import ScriptedModel, hang, reasoning, text, tool_call
 from dsh_tui.loop import Tool, ToolOutput
-from dsh_tui.ui import bridge as bridge_module
 from dsh_tui.ui.app import DshApp
-from dsh_tui.ui.models import source_for
-from dsh_tui.ui.world import create_agent
+from dsh_tui.ui.state import bridge as bridge_module
+from dsh_tui.ui.state.lanes import source_for
+from dsh_tui.ui.state.world import create_agent
 
 SIZE = (150, 42)
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from dsh_tui.llm.scripted import hang, text
 from dsh_tui.ui.screens.confirm import ConfirmScreen
-from dsh_tui.ui.world import HandleBook
+from dsh_tui.ui.state.world import HandleBook
 
 from .conftest import SIZE, add_agent, idle, make_app, msg, screen_text, settle, wait_until, world
 

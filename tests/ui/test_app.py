@@ -13,11 +13,11 @@ from dsh_tui.compose import build_context, open_log
 from dsh_tui.harness import new_world
 from dsh_tui.harness.readonly import register_log_agent
 from dsh_tui.llm.scripted import ScriptedModel, hang, text
-from dsh_tui.ui.config import UiConfig
 from dsh_tui.ui.keys import ACTIONS
 from dsh_tui.ui.screens.help import HelpScreen
+from dsh_tui.ui.state.config import UiConfig
+from dsh_tui.ui.state.world import create_agent
 from dsh_tui.ui.widgets.blocks import AssistantBlock
-from dsh_tui.ui.world import create_agent
 
 from .conftest import (
     SIZE,
@@ -299,7 +299,7 @@ async def test_the_tail_is_followed_unless_scrolled_up() -> None:
 
 
 async def test_streaming_reasoning_shows_its_latest_line_and_fences_wait() -> None:
-    from dsh_tui.ui.models import Item
+    from dsh_tui.ui.state.transcript import Item
     from dsh_tui.ui.widgets.blocks import PlainFence, ReasoningBlock
 
     item = Item("reasoning", 0, streaming=True)
@@ -324,7 +324,7 @@ async def test_sessions_screen_lists_and_resumes_saved_sessions(tmp_path: Path) 
     from dsh_tui.harness.persistence import JsonlPersistence
     from dsh_tui.llm.scripted import ScriptedModel
     from dsh_tui.ui.screens.sessions import SessionsScreen
-    from dsh_tui.ui.world import HandleBook
+    from dsh_tui.ui.state.world import HandleBook
 
     first = build_context(providers={"mock": ScriptedModel([text("saved answer")])},
                           persistence=JsonlPersistence(tmp_path), tools=[], retry=False,

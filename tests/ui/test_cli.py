@@ -99,7 +99,7 @@ def test_sessions_lists_nothing_in_an_empty_dir(tmp_path: Path) -> None:
 
 
 def test_route_resolution() -> None:
-    from dsh_tui.ui.config import UiConfig
+    from dsh_tui.ui.state.config import UiConfig
 
     args = cli.build_parser().parse_args([])
     assert cli.resolve_route(args, UiConfig(), env={}) == ("demo", "demo")

@@ -14,7 +14,7 @@ from dsh_tui.harness import AgentOptions, CreateAgentOptions, user_message
 from dsh_tui.harness.persistence import JsonlPersistence, read_session_log
 from dsh_tui.llm.scripted import ScriptedModel, reasoning, reply, text, tool_call
 from dsh_tui.loop import Tool
-from dsh_tui.ui.export import export_markdown
+from dsh_tui.ui.state.export import export_markdown
 
 SHARED = Path("/work/shared/fixtures")
 ZSTD_LOG = SHARED / "runtime-logs" / "tool-read.session.v4.jsonl.zstd"

@@ -34,9 +34,9 @@ from dsh_tui.harness.safe_text import (
 from dsh_tui.llm.scripted import ScriptedModel, hang, reasoning, reply, text, tool_call
 from dsh_tui.loop import Tool
 from dsh_tui.ui.app import DshApp, DshCommands
-from dsh_tui.ui.bridge import LogEntry
+from dsh_tui.ui.state.bridge import LogEntry
+from dsh_tui.ui.state.world import create_agent
 from dsh_tui.ui.widgets.event_log import format_entry
-from dsh_tui.ui.world import create_agent
 
 from .conftest import SIZE, msg, settle, wait_until
 from .hostile_corpus import HOSTILE, PAYLOADS, planted_in, unsafe_in

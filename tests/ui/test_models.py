@@ -12,17 +12,11 @@ from dsh_tui.compose import build_context
 from dsh_tui.harness import AgentOptions, CreateAgentOptions
 from dsh_tui.llm.scripted import ScriptedModel, fail, hang, reasoning, text, tool_call
 from dsh_tui.loop import Tool, ToolOutput
-from dsh_tui.ui.bridge import Bridge
-from dsh_tui.ui.models import (
-    TranscriptModel,
-    inbox_rows,
-    lane_of,
-    last_line,
-    source_for,
-    source_label,
-    visible,
-    with_lane,
-)
+from dsh_tui.ui.state.bridge import Bridge
+from dsh_tui.ui.state.inbox_rows import inbox_rows
+from dsh_tui.ui.state.lanes import lane_of, source_for, source_label, with_lane
+from dsh_tui.ui.state.text import last_line, visible
+from dsh_tui.ui.state.transcript import TranscriptModel
 
 from .conftest import msg, world
 
@@ -195,7 +189,7 @@ async def test_bridge_event_log_keeps_few_chunks_and_reads_packed_ones_back() ->
     """Stream chunks go to the event log's own small ring (they are most events and would
     push everything else out); a chunk line keeps its session, not the event, and reads its
     chunk back from the packed log when shown; both rings merge in serial order."""
-    from dsh_tui.ui.bridge import CHUNK_LOG_LIMIT
+    from dsh_tui.ui.state.bridge import CHUNK_LOG_LIMIT
     from dsh_tui.ui.widgets.event_log import summarize
 
     ctx, _ = world([text("y" * (CHUNK_LOG_LIMIT + 500))])
@@ -272,7 +266,7 @@ def test_a_huge_queue_shows_its_head_and_a_count() -> None:
 def test_gc_pacing_freezes_while_busy_and_collects_when_idle() -> None:
     import gc
 
-    from dsh_tui.ui.gcpacing import GcPacing
+    from dsh_tui.ui.state.gcpacing import GcPacing
 
     now = [0.0]
     pacing = GcPacing(clock=lambda: now[0])
@@ -298,7 +292,7 @@ def test_gc_pacing_never_freezes_garbage_made_between_freezes() -> None:
     import gc
     import weakref
 
-    from dsh_tui.ui.gcpacing import GcPacing
+    from dsh_tui.ui.state.gcpacing import GcPacing
 
     class Node:
         pass

@@ -6,8 +6,8 @@ from dsh_tui.harness import new_world
 from dsh_tui.harness.readonly import register_log_agent
 from dsh_tui.harness.session import SessionEvent
 from dsh_tui.llm.scripted import text
-from dsh_tui.ui.models import TranscriptModel
-from dsh_tui.ui.search import SearchState, find_matches
+from dsh_tui.ui.state.search import SearchState, find_matches
+from dsh_tui.ui.state.transcript import TranscriptModel
 from dsh_tui.ui.widgets.blocks import NewerMarker
 from dsh_tui.ui.widgets.search_bar import SearchBar
 

@@ -13,8 +13,9 @@ import asyncio
 from typing import Any
 
 from dsh_tui.llm.scripted import text
-from dsh_tui.ui.models import AgentView, inbox_rows
-from dsh_tui.ui.unsent import UnsentTracker
+from dsh_tui.ui.state.agent_view import AgentView
+from dsh_tui.ui.state.inbox_rows import inbox_rows
+from dsh_tui.ui.state.unsent import UnsentTracker
 
 from .conftest import add_agent, msg, world
 

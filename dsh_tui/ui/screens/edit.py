@@ -17,7 +17,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
-from ..models import short_id, visible_label
+from ..state.text import short_id, visible_label
 from ..widgets.blocks import lane_badge
 from ..widgets.composer import SafeTextArea
 

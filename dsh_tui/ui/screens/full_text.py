@@ -15,7 +15,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
-from ..models import visible
+from ..state.text import visible
 
 
 class FullTextScreen(ModalScreen[None]):

@@ -14,7 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from ..models import visible_label
+from ..state.text import visible_label
 
 
 def _when(header: Mapping[str, Any]) -> str:

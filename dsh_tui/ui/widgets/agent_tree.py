@@ -18,8 +18,9 @@ from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from ..models import AgentView, visible_label
 from ..panekeys import PaneKeys
+from ..state.agent_view import AgentView
+from ..state.text import visible_label
 
 SPINNER = "◐◓◑◒"
 

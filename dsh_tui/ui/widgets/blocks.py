@@ -18,7 +18,8 @@ from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets._markdown import MarkdownBlock, MarkdownFence
 
-from ..models import Item, format_duration, last_line, one_line, short_id, visible, visible_label
+from ..state.text import format_duration, last_line, one_line, short_id, visible, visible_label
+from ..state.transcript import Item
 
 LANE_GLYPH = {"follow-up": "↵", "steer": "⚑", "inject": "✚", "context": "◇", "message": "•"}
 LANE_STYLE = {"follow-up": "$lane-followup", "steer": "$lane-steer", "inject": "$lane-inject",

@@ -20,8 +20,9 @@ from textual.message import Message
 from textual.widgets import Button, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ..breakpoints import CONTINUE, SKIP, Pause
-from ..models import lane_of, short_id, source_label, visible
+from ..state.breakpoints import CONTINUE, SKIP, Pause
+from ..state.lanes import lane_of, source_label
+from ..state.text import short_id, visible
 from .blocks import lane_badge
 
 DISARM = "disarm"

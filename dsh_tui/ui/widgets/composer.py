@@ -22,8 +22,8 @@ from textual.binding import Binding, BindingType
 from textual.widgets import TextArea
 from textual.widgets.text_area import EditResult, Location
 
-from ..models import visible_input
 from ..panekeys import run_bound_key
+from ..state.text import visible_input
 
 HISTORY_LIMIT = 200
 

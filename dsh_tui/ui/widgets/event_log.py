@@ -20,8 +20,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Checkbox, Input, Log
 
-from ..bridge import Bridge, LogEntry
-from ..models import compact_json, short_id, visible, visible_label
+from ..state.bridge import Bridge, LogEntry
+from ..state.text import compact_json, short_id, visible, visible_label
 
 DEFAULT_FILTER = "-chunk"
 MAX_LINES = 5000

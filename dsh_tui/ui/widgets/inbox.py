@@ -19,8 +19,11 @@ from textual.content import Content
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from ..models import AgentView, InboxRow, inbox_rows, lane_of, short_id, source_label, visible
 from ..panekeys import PaneKeys
+from ..state.agent_view import AgentView
+from ..state.inbox_rows import InboxRow, inbox_rows
+from ..state.lanes import lane_of, source_label
+from ..state.text import short_id, visible
 from .blocks import lane_badge
 
 PREVIEW_LINES = 3

@@ -29,8 +29,8 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from ..keys import key_name
-from ..models import AgentView
 from ..panekeys import PaneKeys
+from ..state.agent_view import AgentView
 from .blocks import (
     AssistantBlock,
     NewerMarker,

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .models import reason_text
+from .text import reason_text
 
 
 @dataclass(frozen=True, slots=True)

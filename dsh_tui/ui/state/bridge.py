@@ -20,7 +20,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .models import AgentView, Tombstone, lane_of
+from .agent_view import AgentView
+from .inbox_rows import Tombstone
+from .lanes import lane_of
 
 FLUSH_INTERVAL = 1 / 60
 """The shortest time between two flushes: the ~60 repaints a second ceiling."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .models import Item
+from .transcript import Item
 
 
 def searchable_text(item: Item) -> str:

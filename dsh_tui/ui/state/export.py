@@ -25,7 +25,9 @@ from dsh_tui.harness.readonly import ReadOnlyInbox, ReadOnlySession
 from dsh_tui.harness.safe_text import terminal_safe_json
 from dsh_tui.harness.session import SessionEvent
 
-from .models import Item, TranscriptModel, format_duration, lane_of, visible, visible_label
+from .lanes import lane_of
+from .text import format_duration, visible, visible_label
+from .transcript import Item, TranscriptModel
 
 FORMATS = ("md", "jsonl")
 

@@ -1,0 +1,21 @@
+"""The UI's state layer: everything the screen knows, kept in plain Python.
+
+Nothing in this package imports Textual or Rich (an import-linter contract in
+pyproject.toml enforces it), so the work of showing a session, the inbox rules and
+the pacing decisions can be run and tested without a screen, and the Textual layer
+around it (app, screens, widgets) stays a thin renderer of this state.
+
+    bridge       session events → coalesced flushes for the screen
+    agent_view   one agent as the screen knows it (transcript, inbox tombstones, unsent)
+    transcript   a session's conversation as items, folded one event at a time
+    inbox_rows   the rows the inbox pane lists
+    lanes        follow-up / steer / inject: how a message is filed and badged
+    text         short ids, one-line summaries, durations, token counts, reason words
+    unsent       messages a turn claimed and never sent (offered back)
+    search       transcript search
+    breakpoints  pauses before a step and what the person chose
+    gcpacing     when the garbage collector may run
+    export       a session as Markdown or JSONL
+    config       the config file and its settings
+    world        creating, spawning and resuming agents through ctx.agents
+"""

@@ -1,0 +1,60 @@
+"""The per-agent view: everything the screen knows about one agent, kept current by the bridge."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .inbox_rows import Tombstone
+from .text import visible_label
+from .transcript import TranscriptModel
+from .unsent import UnsentTracker
+
+
+class AgentView:
+    """Everything the screen knows about one agent, kept current by the bridge."""
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+        self.id: str = agent.id
+        self.transcript = TranscriptModel()
+        skipped = getattr(getattr(agent, "session", None), "skipped_bytes", 0)
+        if skipped:
+            amount = f"{skipped / 1e6:,.0f} MB" if skipped >= 1e6 else f"{skipped:,} bytes"
+            self.transcript.note(f"… {amount} earlier in this log are not loaded: the view "
+                                 "shows the log's last part only", level="warning")
+        self.applied = 0
+        self.logged = 0
+        self.tombstones: list[Tombstone] = []
+        self.removed_pending: list[tuple[Any, str, int]] = []
+        self.claimed: dict[str, int | None] = {}
+        self.unsent = UnsentTracker()
+        self._seed = int(getattr(agent.session, "header", {}).get("seedLength", 0) or 0)
+        self.disposed = False
+        self.last_error: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The display name: the latest `session/title`, else the agent id."""
+        return self.transcript.title or visible_label(self.id)
+
+    @property
+    def model(self) -> str:
+        options = getattr(self.agent, "options", None)
+        model = getattr(options, "model", None)
+        return str(model or self.transcript.model_label or "")
+
+    def catch_up(self) -> list[Any]:
+        """Apply session events appended since the last call; returns them (for the event log)."""
+        events = self.agent.session.events
+        count = len(events)
+        if count <= self.applied:
+            return []
+        fresh = events[self.applied:count]
+        apply = self.transcript.apply
+        fold = self.unsent.apply
+        for index, event in enumerate(fresh, self.applied):
+            apply(event)
+            if index >= self._seed:  # the seed is the parent's history, not this inbox
+                fold(event)
+        self.applied = count
+        return list(fresh)
