@@ -91,6 +91,7 @@ def test_the_live_app_shows_hostile_names_pastes_and_edits_safely(
     term.wait_for("PWN-ROOT")
     term.wait_for("PWN-ASK")
     term.press("escape")
+    term.wait_gone("Saved sessions")  # a paste sent while the screen still closes lands there
     term.settle()
     paste = f"PWN-PASTE {HOSTILE}".encode()
     term.write(b"\x1b[200~" + paste + b"\x1b[201~")
