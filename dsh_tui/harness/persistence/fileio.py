@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import os
 import secrets
+from collections.abc import Sequence
 from pathlib import Path
 
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -61,14 +62,16 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def append_all(fd: int, data: bytes, size_before: int) -> None:
-    """Append `data` through an O_APPEND fd; on failure cut the file back to `size_before`.
+def append_all(fd: int, data: bytes | Sequence[bytes], size_before: int) -> None:
+    """Append `data` (or its pieces, in order) through an O_APPEND fd; on failure cut
+    the file back to `size_before`.
 
     A half-written batch would otherwise be followed by the retried batch, and
     the torn line in between would read as corruption before a later turn end.
     """
     try:
-        write_all(fd, data)
+        for piece in _pieces(data):
+            write_all(fd, piece)
     except OSError:
         try:
             os.ftruncate(fd, size_before)
@@ -81,8 +84,13 @@ def open_append(path: Path) -> int:
     return os.open(path, os.O_WRONLY | os.O_APPEND | _O_CLOEXEC | _O_BINARY)
 
 
-def publish_new_file(final: Path, content: bytes) -> None:
-    """Create `final` holding exactly `content`, never replacing an existing file.
+def _pieces(data: bytes | Sequence[bytes]) -> Sequence[bytes]:
+    return [data] if isinstance(data, (bytes, bytearray, memoryview)) else data
+
+
+def publish_new_file(final: Path, content: bytes | Sequence[bytes]) -> None:
+    """Create `final` holding exactly `content` (or its pieces, in order), never replacing
+    an existing file.
 
     The bytes go to a private temp file first and are then hard-linked into
     place: `link` fails with EEXIST instead of overwriting, so two processes
@@ -94,7 +102,8 @@ def publish_new_file(final: Path, content: bytes) -> None:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_CLOEXEC | _O_BINARY, 0o600)
     try:
         try:
-            write_all(fd, content)
+            for piece in _pieces(content):
+                write_all(fd, piece)
         finally:
             os.close(fd)
         try:

@@ -22,10 +22,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..jsonvalue import dumps_compact, thaw_json
+from ..jsonvalue import dumps_compact
 from ..session import Session, SessionEvent
 from .fileio import append_all, fsync_dir, make_private_dirs, open_append, publish_new_file
 from .header import header_line
+from .lines import LineEncoder
 from .scan import Compression
 from .zstd_frames import encode_frame
 
@@ -40,16 +41,6 @@ def is_durable_type(event_type: str) -> bool:
 NAMING_TYPES = frozenset({"session/title"})
 """Events that only name a session. A new session holding nothing else is not created on
 disk: an app opened (or a browser tab reloaded) and left without a message leaves no file."""
-
-
-def _line(event: SessionEvent) -> str:
-    record = event.to_json()
-    try:
-        return dumps_compact(record)
-    except TypeError:
-        # Appended data is plain JSON, but a seed handed over as read-only views
-        # (MappingProxyType, tuples) must still be storable.
-        return dumps_compact(thaw_json(record))
 
 
 class SessionWriter:
@@ -74,6 +65,7 @@ class SessionWriter:
         self._tail_dirty = False
         self._dirs_to_sync: list[Path] = []
         self._fd_lock = threading.Lock()  # an fsync in a worker thread vs close()
+        self._lines = LineEncoder()
         # Called with the session directory just before the log is first created
         # (the persistence takes the session's lock there); raises OSError to refuse.
         self.before_create: Callable[[Path], None] | None = None
@@ -103,10 +95,10 @@ class SessionWriter:
 
     # -- writing --------------------------------------------------------------------------------
 
-    def encode(self, events: Sequence[SessionEvent]) -> bytes:
-        text = "\n".join([_line(event) for event in events]) + "\n"
-        data = text.encode("utf-8")
-        return encode_frame(data) if self.compression == "zstd" else data
+    def encode(self, events: Sequence[SessionEvent]) -> list[bytes]:
+        """The batch's bytes as a few pieces (a huge string is its own, shared by its events)."""
+        pieces = self._lines.encode(list(events))
+        return [encode_frame(b"".join(pieces))] if self.compression == "zstd" else pieces
 
     def write_pending(self) -> None:
         """Write every pending event as one batch; raises OSError with nothing lost."""
@@ -134,7 +126,7 @@ class SessionWriter:
             log.warning('session "%s": writing to %s works again', self.session_id, self.path)
             self.failure = None
 
-    def _materialize(self, batch: bytes) -> None:
+    def _materialize(self, batch: list[bytes]) -> None:
         head = (dumps_compact(header_line(self.header)) + "\n").encode("utf-8")
         if self.compression == "zstd":
             head = encode_frame(head)
@@ -142,15 +134,15 @@ class SessionWriter:
         created = make_private_dirs(session_dir)
         if self.before_create is not None:
             self.before_create(session_dir)
-        publish_new_file(self.path, head + batch)
+        publish_new_file(self.path, [head, *batch])
         # The new name (and new directories) become durable with the next sync,
         # inside the same batching window as the bytes themselves.
         self._dirs_to_sync = list(dict.fromkeys([session_dir, *(d.parent for d in created)]))
         self.materialized = True
-        self.size = len(head) + len(batch)
+        self.size = len(head) + sum(len(piece) for piece in batch)
         self._fd = open_append(self.path)
 
-    def _append(self, batch: bytes) -> None:
+    def _append(self, batch: list[bytes]) -> None:
         fd = self._fd
         if fd is None:
             fd = self._fd = open_append(self.path)
@@ -162,7 +154,7 @@ class SessionWriter:
         except OSError:
             self._tail_dirty = True  # re-truncate first if the rollback did not take
             raise
-        self.size += len(batch)
+        self.size += sum(len(piece) for piece in batch)
 
     # -- syncing and closing --------------------------------------------------------------------
 
