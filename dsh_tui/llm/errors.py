@@ -175,22 +175,23 @@ _DELTA_FIELDS = {"text-delta": "text", "reasoning-delta": "text",
 class SecretFilter:
     """Removes a secret from a chunk stream, even one the model spells over several deltas.
 
-    Chunk boundaries stay as the server sent them wherever possible (the log replays them):
-    a delta's tail is held back only when it is at least `HOLD` characters of the secret's
-    start (rare in prose), and released with the block's next delta or just before its
-    `block-end`. A shorter start (one or two characters, which say nothing) is let through,
-    and the rest of the secret is replaced when the next delta brings it. The `block-end`'s
-    assembled block and every other chunk are redacted whole.
+    No character of a secret is ever released, wherever the server splits it: a delta whose
+    text ends with the start of a secret (its first character up to all but its last) is
+    held back, whole, until the block's next delta shows whether the secret follows. If it
+    does not, the held deltas go out unchanged, so the boundaries stay as the server sent
+    them (the log replays them); if it does, the deltas that spell it become one delta with
+    the secret replaced. Held deltas go out just before their block's `block-end` (or the
+    stream's `usage`/`finish`). The `block-end`'s assembled block and every other chunk are
+    redacted whole.
     """
 
-    HOLD = 3
-
-    __slots__ = ("_held", "_secrets", "_tails")
+    __slots__ = ("_held", "_secrets", "_starts")
 
     def __init__(self, secrets: tuple[str, ...]) -> None:
         self._secrets = tuple(s for s in secrets if len(s) >= MIN_SECRET)
-        self._held: dict[int, tuple[dict[str, Any], str]] = {}
-        self._tails: dict[int, str] = {}  # the last characters released per block
+        self._held: dict[int, list[dict[str, Any]]] = {}  # per block index, in order
+        # Characters a secret's proper prefix can end with: most deltas end with none of them.
+        self._starts = frozenset(ch for s in self._secrets for ch in s[:-1])
 
     def feed(self, chunk: dict[str, Any]) -> list[dict[str, Any]]:
         if not self._secrets:
@@ -208,40 +209,45 @@ class SecretFilter:
         out.append(redact_all(chunk, self._secrets))
         return out
 
+    def _start_at_end(self, text: str) -> int:
+        """The length of the longest proper prefix of a secret that `text` ends with (or 0)."""
+        if not text or text[-1] not in self._starts:
+            return 0
+        longest = 0
+        for secret in self._secrets:
+            for n in range(min(len(secret) - 1, len(text)), longest, -1):
+                if text.endswith(secret[:n]):
+                    longest = n
+                    break
+        return longest
+
     def _delta(self, chunk: dict[str, Any], field: str) -> list[dict[str, Any]]:
         index = chunk.get("index")
         key = index if isinstance(index, int) else -1
-        _, held = self._held.pop(key, (chunk, ""))
-        text = redact_all(held + chunk[field], self._secrets)
-        tail = self._tails.get(key, "")
-        keep = 0
-        for secret in self._secrets:
-            for n in range(len(secret) - 1, 0, -1):  # a start already released: finish it
-                if tail.endswith(secret[:n]) and text.startswith(secret[n:]):
-                    text = REDACTED + text[len(secret) - n:]
-                    break
-            joined = tail + text
-            for n in range(len(secret) - 1, self.HOLD - 1, -1):  # a start worth holding
-                if joined.endswith(secret[:n]):
-                    keep = max(keep, min(n, len(text)))
-                    break
-        out = dict(redact_all(chunk, self._secrets))
-        if keep:
-            self._held[key] = (out, text[-keep:])
-            text = text[:-keep]
-        out[field] = text
-        self._tails[key] = (tail + text)[-max(len(s) for s in self._secrets):]
-        if not text and field != "argumentsDelta":
-            return []
-        return [out]
+        chunks = [*self._held.pop(key, ()), chunk]
+        texts = [c[field] for c in chunks]
+        joined = "".join(texts)
+        redacted = redact_all(joined, self._secrets)
+        if redacted != joined:
+            # A secret is complete: one delta (fields of the latest, which knows the most)
+            # carries the redacted text; a new start at its end is held as before.
+            keep = self._start_at_end(redacted)
+            merged = redact_all(chunk, self._secrets)
+            cut = len(redacted) - keep
+            if keep:
+                self._held[key] = [{**merged, field: redacted[cut:]}]
+            return [{**merged, field: redacted[:cut]}] if cut or field == "argumentsDelta" else []
+        cut = len(joined) - self._start_at_end(joined)
+        out: list[dict[str, Any]] = []
+        end = 0
+        for position, (held, text) in enumerate(zip(chunks, texts, strict=True)):
+            if end + len(text) > cut:  # this delta holds the start: it and the rest wait
+                self._held[key] = chunks[position:]
+                break
+            end += len(text)
+            out.append(redact_all(held, self._secrets))
+        return out
 
     def _release(self, index: Any) -> list[dict[str, Any]]:
         key = index if isinstance(index, int) else -1
-        held = self._held.pop(key, None)
-        if held is None:
-            return []
-        chunk, text = held
-        field = _DELTA_FIELDS[str(chunk.get("type"))]
-        self._tails[key] = (self._tails.get(key, "") + text)[-max(
-            len(s) for s in self._secrets):]
-        return [{**chunk, field: text}]
+        return [redact_all(chunk, self._secrets) for chunk in self._held.pop(key, ())]

@@ -168,20 +168,58 @@ async def test_a_reflected_key_never_reaches_disk_exports_or_screen(
     assert "your key is" in shown and FRAGMENT.decode() not in shown
 
 
+def _filtered(pieces: list[str], end: str = "block-end") -> list[list[dict[str, Any]]]:
+    """What the filter gives out for each chunk fed: the text deltas, then the end."""
+    secrets = SecretFilter((CANARY,))
+    fed = [secrets.feed({"type": "text-delta", "index": 0, "text": piece}) for piece in pieces]
+    if end == "block-end":
+        fed.append(secrets.feed({"type": "block-end", "index": 0,
+                                 "block": {"type": "text", "text": "".join(pieces)}}))
+    fed.append(secrets.feed({"type": "finish", "reason": {"kind": "stop"}}))
+    return fed
+
+
+def _released(fed: list[list[dict[str, Any]]]) -> str:
+    return "".join(c["text"] for out in fed for c in out if c["type"] == "text-delta")
+
+
 def test_the_filter_catches_a_key_however_the_deltas_split_it() -> None:
     text = f"a {CANARY} b {CANARY}{CANARY} task sk- {CANARY}"
+    expected = text.replace(CANARY, "***")
     for step in range(1, 9):
-        secrets = SecretFilter((CANARY,))
-        out: list[dict[str, Any]] = []
-        for start in range(0, len(text), step):
-            out += secrets.feed({"type": "text-delta", "index": 0, "text": text[start:start + step]})
-        out += secrets.feed({"type": "block-end", "index": 0, "block": {"type": "text",
-                                                                         "text": text}})
-        joined = "".join(c["text"] for c in out if c["type"] == "text-delta")
-        # at most the first two characters of a key split right after them go out ("sk")
-        assert "canary" not in joined and "ECRET" not in joined and " task sk- " in joined
-        assert joined.count("***") == 4
-        assert kinds(out)[-1] == "block-end" and CANARY not in out[-1]["block"]["text"]
+        out = _filtered([text[start:start + step] for start in range(0, len(text), step)])
+        assert _released(out) == expected
+        assert kinds(out[-2])[-1] == "block-end" and out[-2][-1]["block"]["text"] == expected
+
+
+def test_no_character_of_a_key_goes_out_at_any_split_position() -> None:
+    # Every single cut and every pair of cuts through "… sk-canary-SECRET-5d1e …", with the
+    # block ending by its block-end or only by the stream's finish: the released text is the
+    # redacted text exactly.
+    text = f"say sk {CANARY}s done"
+    expected = text.replace(CANARY, "***")
+    begin, stop = text.index(CANARY) - 1, text.index(CANARY) + len(CANARY) + 1
+    for end in ("block-end", "finish"):
+        for first in range(len(text) + 1):
+            assert _released(_filtered([text[:first], text[first:]], end)) == expected
+            for second in range(max(first, begin), stop + 1):
+                pieces = [text[:first], text[first:second], text[second:]]
+                out = _filtered(pieces, end)
+                assert _released(out) == expected, pieces
+                # and what was out after any chunk was the start of that: no key's first
+                # characters went out ahead of a "***"
+                for count in range(1, len(pieces) + 1):
+                    assert expected.startswith(_released(out[:count])), pieces
+
+
+def test_deltas_without_a_key_go_out_as_the_server_cut_them() -> None:
+    text = "ask sk-canary- and sk-canary-SECRET-5d1 s"  # starts of the key, never the key
+    for first in range(1, len(text)):
+        for second in range(first + 1, len(text)):
+            pieces = [text[:first], text[first:second], text[second:]]
+            out = [c["text"] for fed in _filtered(pieces) for c in fed
+                   if c["type"] == "text-delta"]
+            assert out == pieces
 
 
 # ---- bounded waiting --------------------------------------------------------------------------
