@@ -123,3 +123,27 @@ async def test_a_tab_opened_and_closed_saves_no_session(tmp_path: Path) -> None:
         assert not list(served.data.rglob("*.jsonl"))
     finally:
         served.stop()
+
+
+async def test_closing_a_tab_while_the_agent_runs_is_a_quit(tmp_path: Path) -> None:
+    served = Served(tmp_path, "demo_speed = 0.05\n")  # slow: the turn runs when the tab closes
+    try:
+        async with served_tab(served) as tab:
+            await tab.type("compare two designs for a cache\r")
+            await tab.wait_for("running · turn 1")
+            await tab.type("and a second thought\r")
+            await tab.wait_for("and a second thought")
+            await tab.wait_for(lambda text: "NEXT TURN · 1" in text)
+        await served.wait_no_apps()  # the tab closed while the agent ran
+        sessions = served.sessions()
+        root = next(records for sid, records in sessions.items() if "." not in sid)
+        splices = [r["data"] for r in root if r["type"] == "agent/inbox/spliced"]
+        assert not [s for r in sessions.values() for s in r
+                    if s["type"] == "agent/inbox/spliced" and s["data"].get("outcome")]
+        texts = [m["content"][0]["text"] for s in splices for m in s["inserted"]]
+        assert texts == ["compare two designs for a cache", "and a second thought"]
+        # Still queued when the tab closed: no claim of it is on record.
+        claimed = sum(s.get("removedCount", 0) for s in splices if s["target"] == "next-turn")
+        assert claimed == 1
+    finally:
+        served.stop()
