@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,51 @@ class ServedTab:
         return self.text()
 
 
+TAG_VARIABLE = "DSH_TUI_TEST_RUN"
+"""Set to a fresh value in everything a serve test starts (the server, its apps, the
+browser): every process that inherited it is one of ours, whatever group or parent it ended
+up in, and none may outlive the test (other work on this machine runs dsh_tui too)."""
+
+
+def tagged(tag: str) -> list[str]:
+    """`pid command` of every live process whose environment carries `tag`."""
+    needle = f"{TAG_VARIABLE}={tag}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if needle not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(
+                errors="replace")
+        except OSError:
+            continue
+        if state != "Z":
+            found.append(f"{entry.name} {command.strip()}")
+    return found
+
+
+def assert_none_left(tag: str, grace: float = 10.0) -> None:
+    """Fail (after killing them) if processes a test started outlive it by `grace` seconds."""
+    deadline = time.monotonic() + grace
+    while (left := tagged(tag)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for line in left:
+        with contextlib.suppress(OSError):
+            os.kill(int(line.split()[0]), signal.SIGKILL)
+    assert not left, "processes outlived their serve test:\n" + "\n".join(left)
+
+
+def served_env(tag: str) -> dict[str, str]:
+    """This environment for a served app: no API key, no test or Textual settings, the tag."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.endswith("_API_KEY") and not k.startswith(("TEXTUAL", "PYTEST"))}
+    env[TAG_VARIABLE] = tag
+    return env
+
+
 class Served:
     """`dsh-tui serve` on a free port with its own config and data dir."""
 
@@ -86,8 +132,8 @@ class Served:
         self.data = root / "data"
         (root / "config.toml").write_text(config)
         self.port = free_port()
-        env = {k: v for k, v in os.environ.items()
-               if not k.endswith("_API_KEY") and not k.startswith(("TEXTUAL", "PYTEST"))}
+        self.tag = uuid.uuid4().hex
+        env = served_env(self.tag)
         self.server = subprocess.Popen(
             [sys.executable, "-m", "dsh_tui", "--config", str(root / "config.toml"),
              "--data-dir", str(self.data), "serve", "--port", str(self.port)],
@@ -123,9 +169,11 @@ class Served:
         return out
 
     def stop(self) -> None:
+        """Kill the server and its apps; fails if any process this test started survives."""
         if self.server.poll() is None:
             os.killpg(self.server.pid, signal.SIGKILL)
             self.server.wait()
+        assert_none_left(self.tag)
 
 
 @contextlib.asynccontextmanager

@@ -23,7 +23,7 @@ from urllib.parse import parse_qs, urlparse
 import pyte
 import pytest
 
-from .served import HANG_GUARD_S, Served, get_when_up
+from .served import HANG_GUARD_S, Served, get_when_up, served_env
 
 CHROMIUM = os.environ.get("DSH_TUI_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -89,7 +89,7 @@ async def test_serve_in_chromium_types_without_a_click_streams_queues_and_reload
         async with async_api.async_playwright() as playwright:
             browser = await playwright.chromium.launch_persistent_context(
                 str(tmp_path / "profile"), executable_path=CHROMIUM, args=LAUNCH_ARGS,
-                headless=True, viewport={"width": 1280, "height": 800})
+                env=served_env(served.tag), headless=True, viewport={"width": 1280, "height": 800})
             try:
                 page = browser.pages[0] if browser.pages else await browser.new_page()
                 page.on("websocket", shown.attach)

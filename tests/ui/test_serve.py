@@ -8,13 +8,23 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import aiohttp
+import pytest
 
 from dsh_tui import cli
 
-from .served import HANG_GUARD_S, Served, free_port, get_when_up, served_tab
+from .served import (
+    HANG_GUARD_S,
+    Served,
+    assert_none_left,
+    free_port,
+    get_when_up,
+    served_env,
+    served_tab,
+)
 
 
 def test_the_served_command_carries_the_options_but_never_the_key(tmp_path: Path) -> None:
@@ -42,10 +52,12 @@ async def test_a_browser_tab_gets_a_running_app(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text("demo_speed = 0\n")
     port = free_port()
+    tag = uuid.uuid4().hex
     server = subprocess.Popen(
         [sys.executable, "-m", "dsh_tui", "--config", str(config), "--data-dir",
          str(tmp_path / "data"), "serve", "--port", str(port)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+        env=served_env(tag))
     try:
         base = f"http://127.0.0.1:{port}"
         page = await get_when_up(base)
@@ -72,10 +84,23 @@ async def test_a_browser_tab_gets_a_running_app(tmp_path: Path) -> None:
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGKILL)
             server.wait()
+        assert_none_left(tag)
     assert "Traceback" not in output
 
 
-
+def test_the_leak_check_finds_a_process_that_left_its_group() -> None:
+    # What every serve test ends with: a process it started that escaped the server's
+    # process group (a new session, as a daemonising child would) fails the test.
+    tag = uuid.uuid4().hex
+    stray = subprocess.Popen(["sleep", "60"], env=served_env(tag), start_new_session=True)
+    try:
+        with pytest.raises(AssertionError, match="outlived their serve test"):
+            assert_none_left(tag, grace=0.2)
+        assert stray.wait(timeout=HANG_GUARD_S) == -signal.SIGKILL  # and it was killed
+    finally:
+        if stray.poll() is None:
+            stray.kill()
+            stray.wait()
 
 
 async def test_a_served_tab_offers_the_keys_a_browser_passes(tmp_path: Path) -> None:
