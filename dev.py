@@ -4,7 +4,7 @@
 Standard library only, so it works on a machine that has nothing but Python >= 3.11.
 
     python3 dev.py app [dsh-tui args...]   set up and start the app (demo model without a key)
-    python3 dev.py test [pytest args...]   set up and run ruff, import-linter and pytest
+    python3 dev.py test [pytest args...]   set up and run ruff, import-linter, mypy and pytest
     python3 dev.py bench [--quick] [...]   set up and run benchmarks/run.py
     python3 dev.py shots                   set up and regenerate screenshots/*.svg
 """
@@ -61,7 +61,7 @@ def main(argv: list[str]) -> int:
         return run(BIN / "dsh-tui", *rest)
     if command == "test":
         ensure_env("dev")
-        for step in ([BIN / "ruff", "check", "."], [BIN / "lint-imports"]):
+        for step in ([BIN / "ruff", "check", "."], [BIN / "lint-imports"], [BIN / "mypy"]):
             code = run(*step)
             if code:
                 return code

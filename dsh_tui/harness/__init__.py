@@ -37,16 +37,18 @@ from .registry import AgentRegistry, Agents, RegistryError
 from .session import Session, SessionError, SessionEvent
 from .signal import Cancelled, CancelSignal
 from .store import SessionStore
+from .surface import AgentsSurface, ContextSurface, InboxSurface, SessionSurface
 
 __all__ = [
     "Agent", "AgentEvents", "AgentFactory", "AgentHandle", "AgentOptions", "AgentRegistry",
-    "AgentStatus", "Agents", "BlockAssembler", "CancelSignal", "Cancelled", "Context",
-    "CreateAgentOptions", "EventBus", "HarnessError", "InactiveContextError", "Inbox",
-    "InboxError", "InboxTarget", "LlmError", "LlmFailure", "LlmProvider", "LlmRequest",
-    "NotJsonError", "RegistryError", "ResumeAgentOptions", "Session", "SessionError",
-    "SessionEvent", "SessionStore", "StreamChunk", "TokenUsage", "UserMessage", "agent_events",
-    "dumps_compact", "error_chain", "failure_of", "fold_consumed_work", "is_token_delta",
-    "make_failure", "message_text", "snapshot_json", "user_message",
+    "AgentStatus", "Agents", "AgentsSurface", "BlockAssembler", "CancelSignal", "Cancelled",
+    "Context", "ContextSurface", "CreateAgentOptions", "EventBus", "HarnessError",
+    "InactiveContextError", "Inbox", "InboxError", "InboxSurface", "InboxTarget", "LlmError",
+    "LlmFailure", "LlmProvider", "LlmRequest", "NotJsonError", "RegistryError",
+    "ResumeAgentOptions", "Session", "SessionError", "SessionEvent", "SessionStore",
+    "SessionSurface", "StreamChunk", "TokenUsage", "UserMessage", "agent_events", "dumps_compact",
+    "error_chain", "failure_of", "fold_consumed_work", "is_token_delta", "make_failure",
+    "message_text", "snapshot_json", "user_message",
 ]
 
 

@@ -10,9 +10,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from .inbox import Inbox, InboxTarget
+from .inbox import InboxTarget
 from .messages import UserMessage
-from .session import Session
+from .surface import InboxSurface, SessionSurface
 
 if TYPE_CHECKING:
     from .context import Context
@@ -60,11 +60,26 @@ class ResumeAgentOptions:
 
 @runtime_checkable
 class Agent(Protocol):
-    id: str
-    options: AgentOptions
-    session: Session
-    inbox: Inbox
-    ctx: Context
+    """An agent as `ctx.agents` hands it out: live (the loop's) or recorded (read-only).
+
+    Members are read-only properties so that an implementation may keep them as plain
+    attributes, properties or class attributes alike.
+    """
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def options(self) -> AgentOptions: ...
+
+    @property
+    def session(self) -> SessionSurface: ...
+
+    @property
+    def inbox(self) -> InboxSurface: ...
+
+    @property
+    def ctx(self) -> Context: ...
 
     @property
     def status(self) -> AgentStatus: ...

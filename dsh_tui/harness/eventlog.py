@@ -22,7 +22,7 @@ import bisect
 import json
 import zlib
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 CHUNK_TYPE = "assistant/chunk"
 MIN_RUN = 16
@@ -252,7 +252,7 @@ class EventLog:
             del self._starts[-1]
             del self._segs[-1]
         elif isinstance(pieces[0], list):
-            tail.extend(pieces.pop(0))
+            tail.extend(cast(list[Any], pieces.pop(0)))
         seq = tail_start + len(tail)
         for piece in pieces:
             self._starts.append(seq)

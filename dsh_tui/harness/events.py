@@ -13,6 +13,7 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from types import MappingProxyType
 from typing import Any
 
@@ -39,6 +40,10 @@ def _ancestors(key: object) -> list[object]:
         chain.append(current)
         current = getattr(current, "scope_parent", None)
     return chain
+
+
+def _log_rejection(prefix: str, error: BaseException) -> None:
+    log.warning("%s listener rejected: %s", prefix, error, exc_info=error)
 
 
 def _observe(result: Any, describe: Callable[[BaseException], None]) -> None:
@@ -122,8 +127,7 @@ class EventBus:
             except Exception as error:
                 log.warning("%s listener threw: %s", prefix, error, exc_info=error)
                 continue
-            _observe(result, lambda error, p=prefix: log.warning(
-                "%s listener rejected: %s", p, error, exc_info=error))
+            _observe(result, partial(_log_rejection, prefix))
 
     def emit_vetoing(self, name: str, key: object | None, *args: Any) -> None:
         """Like emit, but a synchronous raise propagates (creation vetoes)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 from .messages import UserMessage
 from .session import Session
@@ -65,7 +65,7 @@ def _normalise_count(value: Any, available: int) -> int:
 def _check_target(target: str) -> InboxTarget:
     if target not in TARGETS:
         raise InboxError(f'inbox target must be "next-turn" or "next-step", got {target!r}')
-    return target  # type: ignore[return-value]
+    return target
 
 
 class Inbox:
@@ -121,7 +121,7 @@ class Inbox:
         target = self._where.get(message_id)
         if target is None:
             return None
-        return target, self._ids[target].index(message_id)  # type: ignore[return-value]
+        return cast(InboxTarget, target), self._ids[target].index(message_id)
 
     def get(self, message_id: str) -> UserMessage | None:
         found = self.locate(message_id)

@@ -105,7 +105,7 @@ def _fast(value: Any, depth: int) -> Any:
     if kind is list or kind is tuple:
         if depth > _FAST_DEPTH:
             raise _TooDeep
-        out_list = []
+        out_list: list[Any] = []
         append = out_list.append
         for item in value:
             leaf = type(item)

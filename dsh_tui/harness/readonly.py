@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from .agent import AgentOptions
+from .agent import AgentOptions, AgentStatus
 from .context import Context
 from .messages import UserMessage
 from .session import SessionEvent, derive_event_message
@@ -105,18 +105,24 @@ class ReadOnlyInbox:
     def has_pending(self) -> bool:
         return bool(self.next_turn or self.next_step)
 
-    def __getattr__(self, name: str) -> Any:
-        if name in {"append", "prepend", "replace", "remove", "clear", "splice", "move", "claim"}:
-            def refuse(*_args: Any, **_kwargs: Any) -> Any:
-                raise ReadOnlyError()
-            return refuse
-        raise AttributeError(name)
+    def get(self, message_id: str) -> UserMessage | None:
+        """The pending message with this id, as the log left it (None if not pending)."""
+        for message in (*self.next_turn, *self.next_step):
+            if message.id == message_id:
+                return message
+        return None
+
+    def _refuse(self, *_args: Any, **_kwargs: Any) -> Any:
+        raise ReadOnlyError()
+
+    # Every edit refuses: a recorded log is never written to.
+    append = prepend = replace = remove = clear = splice = move = claim = _refuse
 
 
 class ReadOnlyAgent:
     """An idle agent on a recorded log; every action raises ReadOnlyError."""
 
-    status = "idle"
+    status: AgentStatus = "idle"
     read_only = True
 
     def __init__(self, ctx: Context, session: ReadOnlySession) -> None:

@@ -8,8 +8,9 @@ always gets its `agent/disposed`, an entry that never got announced never does.
 
 from __future__ import annotations
 
+import builtins
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .agent import AgentFactory, AgentHandle, CreateAgentOptions, ResumeAgentOptions
@@ -31,7 +32,7 @@ class RegistryError(RuntimeError):
 class _Entry:
     __slots__ = ("agent", "announced", "announcing", "detach_requested", "owner")
 
-    def __init__(self, agent: Any, owner: Any) -> None:
+    def __init__(self, agent: Agent, owner: Agent | None) -> None:
         self.agent = agent
         self.owner = owner
         self.announced = False
@@ -45,37 +46,42 @@ class AgentRegistry:
     def __init__(self, bus: EventBus) -> None:
         self.bus = bus
         self._entries: dict[str, _Entry] = {}
-        self._disposers: dict[str, tuple[Any, Callable[[], Any]]] = {}
+        self._disposers: dict[str, tuple[Agent, Callable[[], Any]]] = {}
         self._factory: AgentFactory | None = None
         self.initiator = InitiatorScope()
         self.persistence: Any = None  # set by the composition root when sessions persist
 
     # -- lookup -------------------------------------------------------------------------------
 
-    def get(self, agent_id: str) -> Any:
+    def get(self, agent_id: str) -> Agent | None:
+        """The live agent with this id, or None (never announced, or gone)."""
         entry = self._entries.get(agent_id)
         return entry.agent if entry is not None else None
 
-    def list(self) -> list[Any]:
+    def list(self) -> builtins.list[Agent]:
+        """Every live agent, in the order they entered."""
         return [entry.agent for entry in self._entries.values()]
 
-    def roots(self) -> list[Any]:
+    def roots(self) -> builtins.list[Agent]:
+        """Live agents nobody owns (created through a root context)."""
         return [entry.agent for entry in self._entries.values() if entry.owner is None]
 
-    def owner_of(self, agent_id: str) -> Any:
+    def owner_of(self, agent_id: str) -> Agent | None:
+        """The agent that owns this one (None: a root, or not live)."""
         entry = self._entries.get(agent_id)
         return entry.owner if entry is not None else None
 
-    def children_of(self, owner: Any) -> list[Any]:
+    def children_of(self, owner: Agent | None) -> builtins.list[Agent]:
+        """Live agents owned by `owner` (None: the roots)."""
         return [entry.agent for entry in self._entries.values() if entry.owner is owner]
 
-    def is_owned_by(self, agent_id: str, owner: Any) -> bool:
+    def is_owned_by(self, agent_id: str, owner: Agent | None) -> bool:
         entry = self._entries.get(agent_id)
         return entry is not None and owner is not None and entry.owner is owner
 
     # -- ordered lifecycle primitives ---------------------------------------------------------
 
-    def enter(self, agent: Any, owner: Any = None) -> Callable[[], None]:
+    def enter(self, agent: Agent, owner: Agent | None = None) -> Callable[[], None]:
         if agent.id != agent.session.id:
             raise RegistryError(
                 f'agent id "{agent.id}" does not match session id "{agent.session.id}"')
@@ -103,7 +109,7 @@ class AgentRegistry:
         if entry.announced:
             self.bus.emit_contained("agent/disposed", entry.agent, payload_of(entry.agent))
 
-    def announce(self, agent: Any) -> None:
+    def announce(self, agent: Agent) -> None:
         entry = self._entries.get(agent.id)
         if entry is None or entry.agent is not agent:
             raise RegistryError(f'agent "{agent.id}" is not live in this registry')
@@ -118,11 +124,11 @@ class AgentRegistry:
             if entry.detach_requested:
                 self._remove(entry)
 
-    def set_disposer(self, agent: Any, dispose: Callable[[], Any]) -> None:
+    def set_disposer(self, agent: Agent, dispose: Callable[[], Any]) -> None:
         """Record how to dispose a published agent (its handle's dispose)."""
         self._disposers[agent.id] = (agent, dispose)
 
-    def dispose(self, agent_id: str) -> Any:
+    def dispose(self, agent_id: str) -> Awaitable[None] | None:
         """Start disposing a live agent by id; returns its completion (None if not live)."""
         held = self._disposers.get(agent_id)
         if held is None or self.get(agent_id) is not held[0]:
@@ -159,25 +165,31 @@ class Agents:
         self.registry = registry
         self.ctx = ctx
 
-    def get(self, agent_id: str) -> Any:
+    def get(self, agent_id: str) -> Agent | None:
+        """The live agent with this id, or None."""
         return self.registry.get(agent_id)
 
-    def list(self) -> list[Any]:
+    def list(self) -> builtins.list[Agent]:
+        """Every live agent of this world."""
         return self.registry.list()
 
-    def roots(self) -> list[Any]:
+    def roots(self) -> builtins.list[Agent]:
+        """Live agents nobody owns."""
         return self.registry.roots()
 
-    def is_owned_by(self, agent_id: str, owner: Any) -> bool:
+    def is_owned_by(self, agent_id: str, owner: Agent | None) -> bool:
+        """Whether `owner` owns the live agent `agent_id` (a parent's tool may act on it)."""
         return self.registry.is_owned_by(agent_id, owner)
 
-    def owner_of(self, agent_id: str) -> Any:
+    def owner_of(self, agent_id: str) -> Agent | None:
+        """The owner of a live agent (None: a root, or not live)."""
         return self.registry.owner_of(agent_id)
 
-    def children_of(self, owner: Any) -> list[Any]:
+    def children_of(self, owner: Agent | None) -> builtins.list[Agent]:
+        """Live agents owned by `owner`."""
         return self.registry.children_of(owner)
 
-    def dispose(self, agent_id: str) -> Any:
+    def dispose(self, agent_id: str) -> Awaitable[None] | None:
         """Dispose a live agent by id, as its handle would (awaitable; None if not live).
 
         Lets anyone holding `ctx.agents` — a UI, a parent's tool — dispose an agent
@@ -185,7 +197,7 @@ class Agents:
         """
         return self.registry.dispose(agent_id)
 
-    def enter(self, agent: Agent, owner: Any = None) -> Callable[[], None]:
+    def enter(self, agent: Agent, owner: Agent | None = None) -> Callable[[], None]:
         return self.registry.enter(agent, owner)
 
     def announce(self, agent: Agent) -> None:

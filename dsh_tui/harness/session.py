@@ -66,7 +66,7 @@ def pack_seqs(seqs: list[int] | None) -> Any:
     return _SeqRuns(runs)
 
 
-class _SeqRuns(tuple):  # type: ignore[type-arg]
+class _SeqRuns(tuple[range, ...]):
     """The packed form of a seq list: its runs of consecutive seqs as ranges."""
 
     __slots__ = ()
@@ -85,6 +85,13 @@ class SessionEvent:
     """One immutable log record. `data` is plain JSON, read-only by convention."""
 
     __slots__ = ("_seqs", "data", "ignorable", "seq", "surface_op", "time", "type")
+    type: str
+    seq: int
+    time: int
+    data: Any
+    surface_op: Any
+    ignorable: bool
+    _seqs: Any
 
     def __init__(self, type: str, seq: int, time: int, data: Any,
                  surface_op: Any = None, source_event_seqs: list[int] | None = None,

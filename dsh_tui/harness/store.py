@@ -6,6 +6,7 @@ vetoed announcement back with a paired `session/disposed`.
 
 from __future__ import annotations
 
+import builtins
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -168,7 +169,8 @@ class SessionStore:
 
     # -- fork ---------------------------------------------------------------------------------
 
-    def fork_seed(self, source: Session | str, boundary: int | None = None) -> tuple[Session, list[SessionEvent]]:
+    def fork_seed(self, source: Session | str, boundary: int | None = None
+                  ) -> tuple[Session, builtins.list[SessionEvent]]:
         live = self._resolve_fork_source(source)
         events = live.events
         if boundary is None:

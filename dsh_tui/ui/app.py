@@ -27,7 +27,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Footer
 
-from dsh_tui.harness import UserMessage, user_message
+from dsh_tui.harness import Context, UserMessage, user_message
 
 from .keys import ACTIONS, key_name, keys_for, startup_keymap
 from .screens.confirm import ConfirmScreen
@@ -191,12 +191,12 @@ class DshApp(App[None]):
                                   "move_item_lane", "undo_discard", "clear_inbox"})
     """Actions `view` (a read-only log) neither offers in the footer nor runs."""
 
-    def __init__(self, ctx: Any, config: UiConfig | None = None) -> None:
+    def __init__(self, ctx: Context, config: UiConfig | None = None) -> None:
         install_strip_fix()
         super().__init__()
         self.ctx = ctx
         self.config = config if config is not None else UiConfig()
-        self.read_only = bool(getattr(ctx, "read_only", False))
+        self.read_only = ctx.read_only
         self.bridge = Bridge(ctx, self._schedule)
         self.bridge.on_flush = self._on_flush
         self.handles = HandleBook.of(ctx)
@@ -232,7 +232,7 @@ class DshApp(App[None]):
         yield SearchBar(id="search")
         yield Composer(id="composer", placeholder=READ_ONLY_NOTICE if self.read_only else "",
                        read_only=self.read_only)
-        yield SaveState(getattr(getattr(self.ctx, "registry", None), "persistence", None),
+        yield SaveState(self.ctx.registry.persistence,
                         id="save-state")
         yield Footer()
 
@@ -358,7 +358,7 @@ class DshApp(App[None]):
         if self.event_log.display and batch.log_to > batch.log_from:
             self.event_log.append_new()
         if self._spinner is not None and any(
-                getattr(v.agent, "status", "idle") == "running" for v in views.values()):
+                v.agent.status == "running" for v in views.values()):
             self._spinner.resume()
         self._check_edit()
 
@@ -382,7 +382,7 @@ class DshApp(App[None]):
         self.set_timer(1.5, self._settle_gc)
 
     def _settle_gc(self) -> None:
-        if not any(getattr(v.agent, "status", "idle") == "running"
+        if not any(v.agent.status == "running"
                    for v in self.bridge.views.values()):
             self.gc_pacing.settle()
 
@@ -443,7 +443,7 @@ class DshApp(App[None]):
             return
         agent = view.agent
         model = view.transcript
-        status = getattr(agent, "status", "idle")
+        status = agent.status
         parts = [f"Transcript · {view.name}"]
         pause = self._paused(view.id)
         inbox = agent.inbox
@@ -829,8 +829,9 @@ class DshApp(App[None]):
         if self.config.provider:
             return self.config.provider, self.config.model
         agent = self.selected_agent or next(iter(self.ctx.agents.roots()), None)
-        options = getattr(agent, "options", None)
-        return getattr(options, "provider", None), getattr(options, "model", None)
+        if agent is None:
+            return None, None
+        return agent.options.provider, agent.options.model
 
     def action_new_agent(self) -> None:
         if self.read_only:
@@ -1073,7 +1074,7 @@ class DshApp(App[None]):
                 self.say(f"Theme not saved: {error}", "warning")
 
     def action_sessions(self) -> None:
-        persistence = getattr(getattr(self.ctx, "registry", None), "persistence", None)
+        persistence = self.ctx.registry.persistence
         if persistence is None:
             self.say("Sessions are not saved in this world (no persistence).", "warning")
             return

@@ -42,6 +42,7 @@ from .listing import find_artifacts, list_headers
 from .loader import commit_repair, prepare_load, read_for_adoption
 from .lock import LockInfo, SessionLock, SessionLockedError, lock_holder
 from .paths import RAW_LOG_NAME, ZSTD_LOG_NAME, session_dir
+from .scan import Compression
 from .summary import summarize
 from .writer import SessionWriter, is_durable_type
 
@@ -77,7 +78,7 @@ class _Loaded:
 
     path: Path
     size: int
-    compression: str
+    compression: Compression
     events: list[dict[str, Any]]
 
 
@@ -386,7 +387,7 @@ class JsonlPersistence:
                 f'session "{session.id}" already has a stored log at {path} that this live '
                 "session does not continue (id collision); resume it instead of creating it")
         return SessionWriter(header, path, materialized=True, compression=compression,
-                             size=size, next_seq=len(stored))  # type: ignore[arg-type]
+                             size=size, next_seq=len(stored))
 
     def _lock_new(self, session_id: str, directory: Path) -> None:
         try:

@@ -29,7 +29,7 @@ from .known_types import KNOWN_SESSION_EVENT_TYPES
 from .legacy import upgrade_events
 from .repair import interrupted_turn_closers
 from .requeue import requeue_splices
-from .scan import ScannedLog, scan_artifact
+from .scan import Compression, ScannedLog, scan_artifact
 from .zstd_frames import encode_frame
 
 
@@ -172,7 +172,7 @@ def commit_repair(prepared: PreparedLog) -> int:
     return size
 
 
-def read_for_adoption(path: Path, session_id: str) -> tuple[list[Any], int, str]:
+def read_for_adoption(path: Path, session_id: str) -> tuple[list[Any], int, Compression]:
     """Stored events, size and encoding of a log a live session is about to continue.
 
     Used when a session goes live over an existing log without a preceding

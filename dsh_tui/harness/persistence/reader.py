@@ -16,7 +16,7 @@ import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import zstandard
 
@@ -59,7 +59,7 @@ def _event(record: Mapping[str, Any]) -> SessionEvent | None:
     if not isinstance(kind, str) or not kind or type(seq) is not int or \
             type(time) not in (int, float):
         return None
-    return SessionEvent(kind, seq, time, record.get("data"), record.get("surfaceOp"),
+    return SessionEvent(kind, seq, cast(int, time), record.get("data"), record.get("surfaceOp"),
                         record.get("sourceEventSeqs"), record.get("ignorable") is True)
 
 

@@ -43,7 +43,8 @@ def _reject_constant(name: str) -> Any:
 
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 _loads = _DECODER.decode
-_scan_once = _DECODER.scan_once
+# The C scanner every JSONDecoder carries; typeshed does not declare it.
+_scan_once = _DECODER.scan_once  # type: ignore[attr-defined]
 
 
 @dataclass(slots=True)

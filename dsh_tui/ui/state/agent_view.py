@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from dsh_tui.harness.agent import Agent
+from dsh_tui.harness.messages import UserMessage
+
 from .inbox_rows import Tombstone
 from .text import visible_label
 from .transcript import TranscriptModel
@@ -13,11 +16,12 @@ from .unsent import UnsentTracker
 class AgentView:
     """Everything the screen knows about one agent, kept current by the bridge."""
 
-    def __init__(self, agent: Any) -> None:
+    def __init__(self, agent: Agent) -> None:
         self.agent = agent
         self.id: str = agent.id
         self.transcript = TranscriptModel()
-        skipped = getattr(getattr(agent, "session", None), "skipped_bytes", 0)
+        # Only a recorded log opened at its tail (`ReadOnlySession`) skips bytes.
+        skipped = getattr(agent.session, "skipped_bytes", 0)
         if skipped:
             amount = f"{skipped / 1e6:,.0f} MB" if skipped >= 1e6 else f"{skipped:,} bytes"
             self.transcript.note(f"… {amount} earlier in this log are not loaded: the view "
@@ -25,10 +29,10 @@ class AgentView:
         self.applied = 0
         self.logged = 0
         self.tombstones: list[Tombstone] = []
-        self.removed_pending: list[tuple[Any, str, int]] = []
+        self.removed_pending: list[tuple[UserMessage, str, int]] = []
         self.claimed: dict[str, int | None] = {}
         self.unsent = UnsentTracker()
-        self._seed = int(getattr(agent.session, "header", {}).get("seedLength", 0) or 0)
+        self._seed = int(agent.session.header.get("seedLength", 0) or 0)
         self.disposed = False
         self.last_error: str | None = None
 
@@ -39,9 +43,8 @@ class AgentView:
 
     @property
     def model(self) -> str:
-        options = getattr(self.agent, "options", None)
-        model = getattr(options, "model", None)
-        return str(model or self.transcript.model_label or "")
+        """The model name shown for the agent: its route's, else the last one the log names."""
+        return str(self.agent.options.model or self.transcript.model_label or "")
 
     def catch_up(self) -> list[Any]:
         """Apply session events appended since the last call; returns them (for the event log)."""

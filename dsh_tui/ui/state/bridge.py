@@ -20,6 +20,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dsh_tui.harness.agent import Agent
+from dsh_tui.harness.surface import ContextSurface
+
 from .agent_view import AgentView
 from .inbox_rows import Tombstone
 from .lanes import lane_of
@@ -85,7 +88,7 @@ class FlushBatch:
 class Bridge:
     """Records what the world says; flushes it to `on_flush` at most ~60 times a second."""
 
-    def __init__(self, ctx: Any, schedule: Scheduler,
+    def __init__(self, ctx: ContextSurface, schedule: Scheduler,
                  clock: Callable[[], float] = time.monotonic,
                  flush_interval: float = FLUSH_INTERVAL) -> None:
         self.ctx = ctx
@@ -143,7 +146,7 @@ class Bridge:
                 pass
         self._offs = []
 
-    def _adopt(self, agent: Any) -> AgentView:
+    def _adopt(self, agent: Agent) -> AgentView:
         view = self.views.get(agent.id)
         if view is None or view.agent is not agent:
             view = AgentView(agent)
@@ -182,7 +185,7 @@ class Bridge:
         if self._wake_deadline is not None and self._wake_deadline > now + 0.01:
             return  # superseded by an earlier wake-up that will reschedule
         self._wake_deadline = None
-        later = []
+        later: list[float] = []
         for view in self.views.values():
             if view.tombstones:
                 self._inboxes.add(view.id)

@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dsh_tui.harness import AgentOptions, CreateAgentOptions, ResumeAgentOptions
+from dsh_tui.harness.agent import Agent, AgentHandle, Setup
+from dsh_tui.harness.surface import ContextSurface
+
+if TYPE_CHECKING:
+    from dsh_tui.harness.context import Context
 
 SERVICE_KEY = "dsh_tui.ui.handles"
 
@@ -21,23 +26,22 @@ class HandleBook:
     """Agent id → the handle that can dispose it."""
 
     def __init__(self) -> None:
-        self._handles: dict[str, Any] = {}
+        self._handles: dict[str, AgentHandle] = {}
 
     @classmethod
-    def of(cls, ctx: Any) -> HandleBook:
-        services = getattr(ctx, "services", None)
-        if services is None:
-            return cls()
+    def of(cls, ctx: ContextSurface) -> HandleBook:
+        """The book kept in this world's services (made on first use)."""
+        services = ctx.services
         book = services.get(SERVICE_KEY)
         if not isinstance(book, HandleBook):
             book = services[SERVICE_KEY] = cls()
         return book
 
-    def remember(self, handle: Any) -> Any:
+    def remember(self, handle: AgentHandle) -> AgentHandle:
         self._handles[handle.agent.id] = handle
         return handle
 
-    def get(self, agent_id: str) -> Any:
+    def get(self, agent_id: str) -> AgentHandle | None:
         return self._handles.get(agent_id)
 
     def forget(self, agent_id: str) -> None:
@@ -62,11 +66,11 @@ def new_agent_id(prefix: str = "agent") -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
-def _title_setup(title: str | None) -> Any:
+def _title_setup(title: str | None) -> Setup | None:
     if not title:
         return None
 
-    def setup(child_ctx: Any) -> None:
+    def setup(child_ctx: Context) -> None:
         # The display name is the session's latest `session/title` (the same record the
         # spawn_agent tool writes), so it survives a restart and shows in `dsh-tui view`.
         child_ctx.agent.session.append("session/title", {"title": title, "messageSeqs": [],
@@ -75,9 +79,9 @@ def _title_setup(title: str | None) -> Any:
     return setup
 
 
-async def create_agent(agents_ctx: Any, *, provider: str | None, model: str | None,
+async def create_agent(agents_ctx: ContextSurface, *, provider: str | None, model: str | None,
                        title: str | None = None, session_id: str | None = None,
-                       meta: Mapping[str, Any] | None = None) -> Any:
+                       meta: Mapping[str, Any] | None = None) -> AgentHandle:
     """Create an agent through `agents_ctx.agents` (an agent's ctx makes an owned child)
     and file its handle; returns the handle."""
     handle = await agents_ctx.agents.create(CreateAgentOptions(
@@ -87,7 +91,7 @@ async def create_agent(agents_ctx: Any, *, provider: str | None, model: str | No
     return HandleBook.of(agents_ctx).remember(handle)
 
 
-async def spawn_child(parent: Any, *, title: str) -> Any:
+async def spawn_child(parent: Agent, *, title: str) -> AgentHandle:
     """An owned child of `parent` with the parent's route, recorded as a sub-agent."""
     header = parent.session.header
     depth = int(header.get("delegationDepth", 0) or 0) + 1
@@ -107,7 +111,8 @@ def _children_of(headers: list[Mapping[str, Any]], session_id: str) -> list[str]
             and h.get("id")]
 
 
-async def resume_tree(ctx: Any, session_id: str, headers: list[Mapping[str, Any]]) -> Any:
+async def resume_tree(ctx: ContextSurface, session_id: str,
+                      headers: list[Mapping[str, Any]]) -> AgentHandle:
     """Resume `session_id` as a root, then its sub-agent sessions as its owned children
     (through the parent's `agent.ctx.agents`), at any depth. Returns the root handle."""
     book = HandleBook.of(ctx)

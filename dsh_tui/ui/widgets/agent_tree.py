@@ -111,7 +111,7 @@ class AgentTree(PaneKeys, Tree[str]):
     def label_for(self, view: AgentView) -> Text:
         theme = self.app.current_theme
         agent = view.agent
-        running = getattr(agent, "status", "idle") == "running"
+        running = agent.status == "running"
         inbox = agent.inbox
         steps, turns = len(inbox.next_step), len(inbox.next_turn)
         breakpoints = getattr(self.app, "breakpoints", None)
@@ -164,7 +164,7 @@ class AgentTree(PaneKeys, Tree[str]):
     def tick(self, views: dict[str, AgentView]) -> bool:
         """Advance the spinner of running agents; False when nothing is running."""
         running = {agent_id for agent_id, view in views.items()
-                   if getattr(view.agent, "status", "idle") == "running"}
+                   if view.agent.status == "running"}
         if not running:
             return False
         self.frame += 1

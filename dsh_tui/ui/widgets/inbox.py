@@ -128,8 +128,8 @@ class InboxView(PaneKeys, OptionList):
         inbox = agent.inbox
         next_step, next_turn = inbox.next_step, inbox.next_turn
         tombstones = tuple(view.tombstones)
-        paused = getattr(agent, "status", "idle") != "running" and bool(next_step or next_turn) \
-            and not getattr(agent.ctx, "read_only", False)
+        paused = agent.status != "running" and bool(next_step or next_turn) \
+            and not agent.ctx.read_only
         unsent = view.unsent.version
         snapshot = (next_step, next_turn, tombstones, paused, unsent)
         if not force and len(snapshot) == len(self._snapshot) and all(

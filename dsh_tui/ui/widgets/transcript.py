@@ -52,10 +52,9 @@ def empty_hint(view: AgentView, steer: str = "ctrl+s", inject: str = "ctrl+t") -
     """What an empty transcript says: how to start, and (on the demo model only) the demo's
     own prompt; a real model gets no canned suggestion. `steer`/`inject`: the keys that
     work where the app runs (a browser keeps ctrl+t)."""
-    if getattr(view.agent.ctx, "read_only", False):
+    if view.agent.ctx.read_only:
         return "This session is empty."
-    options = getattr(view.agent, "options", None)
-    demo = "demo" in (str(getattr(options, "provider", "") or ""), view.model)
+    demo = "demo" in (str(view.agent.options.provider or ""), view.model)
     first = ("Try \"compare two designs for a cache\": the demo model thinks, answers in "
              "Markdown and may hand work to a sub-agent, which appears under it in the tree.\n"
              if demo else "Ask for anything this agent's model and tools can do; sub-agents it "
