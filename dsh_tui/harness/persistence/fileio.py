@@ -13,6 +13,7 @@ import os
 import secrets
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_BINARY = getattr(os, "O_BINARY", 0)
@@ -85,7 +86,9 @@ def open_append(path: Path) -> int:
 
 
 def _pieces(data: bytes | Sequence[bytes]) -> Sequence[bytes]:
-    return [data] if isinstance(data, (bytes, bytearray, memoryview)) else data
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return [cast(bytes, data)]  # any bytes-like object is written as it is
+    return data
 
 
 def publish_new_file(final: Path, content: bytes | Sequence[bytes]) -> None:
