@@ -350,8 +350,9 @@ class OpenAICompatibleProvider:
                         facts: _CallFacts) -> AsyncGenerator[StreamChunk, None]:
         if guard.aborted:
             raise LlmError(make_failure(f"{self.label} request aborted by caller", "ABORTED"))
-        body = json.dumps(self.build_body(request), ensure_ascii=False,
-                          separators=(",", ":")).encode("utf-8")
+        fields = self.build_body(request)
+        cap = fields.get(self.max_tokens_field)
+        body = json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         client = self._client()
         outgoing = client.build_request("POST", f"{self.base_url}/chat/completions",
                                         content=body, headers=self.headers(request, key),
@@ -367,7 +368,10 @@ class OpenAICompatibleProvider:
                 raw = await self._wait(guard, _read_capped(response), limit=self.read_timeout)
                 raise LlmError(http_failure(response.status_code, response.reason_phrase, raw,
                                             response.headers, self.label))
-            async with contextlib.aclosing(self._translate(response, guard, facts)) as chunks:
+            translator = ChatStreamTranslator(
+                self.label, max_tokens=cap if type(cap) is int else None)
+            async with contextlib.aclosing(self._translate(response, guard, facts,
+                                                           translator)) as chunks:
                 async for chunk in chunks:
                     yield chunk
         finally:
@@ -380,8 +384,8 @@ class OpenAICompatibleProvider:
         return max(0.0, self.first_byte_timeout - waited)
 
     async def _translate(self, response: httpx.Response, guard: StreamGuard,
-                         facts: _CallFacts) -> AsyncGenerator[StreamChunk, None]:
-        translator = ChatStreamTranslator(self.label)
+                         facts: _CallFacts, translator: ChatStreamTranslator
+                         ) -> AsyncGenerator[StreamChunk, None]:
         parser = SseParser()
         reads = cast(AsyncGenerator[bytes, None], response.aiter_bytes())
         try:

@@ -54,6 +54,29 @@ def map_finish_reason(reason: str | None, *, has_tool_calls: bool) -> FinishReas
     return {"kind": "tool-calls" if has_tool_calls else "stop", "finishReason": reason[:200]}
 
 
+CONTEXT_LIMIT = "context"
+"""`limit` of a `max-tokens` finish cut by the context window, not by an output cap."""
+
+
+def context_full(reason: FinishReason, usage: TokenUsage | None,
+                 cap: int | None) -> FinishReason:
+    """Say *which* limit cut a `length` finish: servers send `length` both when the reply
+    reached the request's output cap and when the context window filled (llama.cpp stops a
+    slot at `n_ctx` with STOP_TYPE_LIMIT and reports `length`; DeepSeek does the same).
+
+    With no cap in the request, only the context can have ended the reply. With a cap, a
+    reply that produced fewer tokens than it was allowed also ran into the context. The
+    finish keeps upstream's kind (`max-tokens`: a truncated step, its partial tool calls
+    dropped) and names the limit in the merge-extension field `limit: "context"`, so
+    upstream still reads the log and this app can report the truth."""
+    if reason.get("kind") != "max-tokens":
+        return reason
+    produced = usage.get("outputTokens") if usage is not None else None
+    if cap is None or (isinstance(produced, int) and produced < cap):
+        return {**reason, "limit": CONTEXT_LIMIT}
+    return reason
+
+
 def _count(value: Any) -> int | None:
     if type(value) is int and value >= 0:
         return value
@@ -110,8 +133,9 @@ def _arguments(value: Any) -> str:
 class ChatStreamTranslator:
     """Feed parsed `data:` payloads in order; call `close()` at `[DONE]`."""
 
-    def __init__(self, label: str = "model server") -> None:
+    def __init__(self, label: str = "model server", *, max_tokens: int | None = None) -> None:
         self._label = label
+        self._cap = max_tokens  # the output cap the request sent (None: none was sent)
         self._writer = BlockWriter()
         self._text: OpenBlock | None = None
         self._reasoning: OpenBlock | None = None
@@ -143,7 +167,8 @@ class ChatStreamTranslator:
         """Block ends in opening order, usage if known, then the finish."""
         reason = map_finish_reason(self._finish_reason,
                                    has_tool_calls=self._writer.has_tool_calls)
-        return self._writer.closing(map_usage(self._usage, self._timings), reason)
+        usage = map_usage(self._usage, self._timings)
+        return self._writer.closing(usage, context_full(reason, usage, self._cap))
 
     # -- one choice ---------------------------------------------------------------------------
 

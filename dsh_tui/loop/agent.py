@@ -404,7 +404,10 @@ class LoopAgent:
             self.session.append("assistant/message", data, surface_op="append",
                                 source_event_seqs=chunk_seqs)
             if finish.get("kind") == "max-tokens":
-                return {"kind": "max-tokens"}
+                # The turn ends as the step did; `limit: "context"` (a reply cut because the
+                # context filled, not by an output cap) travels on into `turn/end`.
+                return {"kind": "max-tokens", **({"limit": finish["limit"]}
+                                                 if isinstance(finish.get("limit"), str) else {})}
             calls = [block for block in message["content"] if block.get("type") == "tool-call"]
             if not calls:
                 return {"kind": "completed"}

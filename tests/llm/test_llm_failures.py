@@ -145,7 +145,7 @@ async def test_malformed_data_line_is_malformed_response() -> None:
     ([{"choices": [None]}, {"choices": [{"delta": {"content": "x"}, "finish_reason": "stop"}]}],
      {"kind": "stop"}),
     ([{"choices": [{"delta": {"content": "x"}, "finish_reason": "length"}]}],
-     {"kind": "max-tokens"}),
+     {"kind": "max-tokens", "limit": "context"}),  # no cap was sent: the context filled
     ([{"choices": [{"delta": {"content": "x"}, "finish_reason": "content_filter"}]}],
      {"kind": "stop", "finishReason": "content_filter"}),
     ([{"choices": [{"delta": {"content": "x"}, "finish_reason": "eos_token_PWN"}]}],

@@ -119,6 +119,8 @@ def reason_text(reason: Any) -> tuple[str, str]:
             return kind, visible(text)
         return kind, "error"
     if kind == "max-tokens":
+        if reason.get("limit") == "context":
+            return kind, "stopped: the context window is full (context-full)"
         return kind, "stopped at the output limit (max-tokens)"
     if kind == "blocked":
         return kind, "blocked before a step"
