@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dsh_tui.ui.state.config import UiConfig
+    from dsh_tui.ui.state.routes import Route
 
 PROVIDERS = ("demo", "deepseek", "openai-compatible")
 DEFAULT_MODELS = {"demo": "demo", "deepseek": "deepseek-v4-flash"}
@@ -59,6 +60,8 @@ def _global_options(parser: argparse.ArgumentParser, *, after: bool = False) -> 
     parser.add_argument("--provider", help="demo, deepseek or openai-compatible "
                                            "(default: deepseek with DEEPSEEK_API_KEY, else demo)",
                         **extra)
+    parser.add_argument("--route", metavar="NAME", help="a route from the config file's "
+                                                        "[routes.NAME] tables", **extra)
     parser.add_argument("--model", help="model name (deepseek default: deepseek-v4-flash)",
                         **extra)
     parser.add_argument("--base-url", help="an OpenAI-compatible server (vLLM, llama.cpp, "
@@ -143,17 +146,59 @@ def load_settings(args: argparse.Namespace) -> UiConfig:
 
 
 def resolve_route(args: argparse.Namespace, config: UiConfig,
-                  env: dict[str, str] | os._Environ[str] = os.environ) -> tuple[str, str]:
-    """(provider, model) from the flags, then the config file, then the environment."""
+                  env: Mapping[str, str] = os.environ) -> tuple[str, str]:
+    """(provider, model) of the default route (see `choose_route`)."""
+    route = choose_route(args, config, env)
+    return route.name, route.model or ""
+
+
+def choose_route(args: argparse.Namespace, config: UiConfig,
+                 env: Mapping[str, str] = os.environ) -> Route:
+    """The default route for new agents: `--route`, else the `--provider`/`--base-url`
+    flags, else the config's `route`, else its `provider`/`model`, else DeepSeek when
+    DEEPSEEK_API_KEY is set, else the demo model. `--model` overrides the model."""
+    from dsh_tui.ui.state.routes import PROVIDER_KINDS
+
+    name = getattr(args, "route", None)
+    if name is not None:
+        if args.provider or args.base_url:
+            raise CliError("--route already names the provider and server; drop --provider "
+                           "and --base-url (or drop --route)")
+        route = config.routes.get(name)
+        if route is None and name in PROVIDER_KINDS:
+            route = _builtin(name, args, config, env)
+        if route is None:
+            usable = ["demo"] + (["deepseek"] if env.get("DEEPSEEK_API_KEY") else []) + \
+                (["openai-compatible"] if config.base_url else [])
+            known = ", ".join(dict.fromkeys([*config.routes, *usable]))
+            raise CliError(f'unknown route "{name}" (known: {known}; routes are [routes.NAME] '
+                           f"tables in {config.path or 'the config file'})")
+    elif args.provider or args.base_url or config.route is None:
+        route = _builtin(None, args, config, env)
+    else:
+        route = config.routes.get(config.route) or _builtin(config.route, args, config, env)
+    if args.model:
+        from dataclasses import replace
+
+        route = replace(route, model=args.model)
+    _check_key(route, env)
+    return route
+
+
+def _builtin(provider: str | None, args: argparse.Namespace, config: UiConfig,
+             env: Mapping[str, str]) -> Route:
+    """A built-in route (demo, deepseek, openai-compatible) from the flags and the config's
+    top-level provider/model/base_url, as before routes existed."""
+    from dsh_tui.ui.state.routes import builtin_route
+
     has_key = bool(env.get("DEEPSEEK_API_KEY"))
-    provider = args.provider or config.provider or ("deepseek" if has_key else "demo")
+    provider = provider or args.provider or config.provider or \
+        ("deepseek" if has_key else "demo")
     if provider == "deepseek-official":
         provider = "deepseek"
     if provider not in PROVIDERS:
         raise CliError(f'unknown provider "{provider}" (choose demo, deepseek or '
                        "openai-compatible)")
-    if provider == "deepseek" and not has_key:
-        raise CliError("provider deepseek needs DEEPSEEK_API_KEY in the environment")
     if provider == "deepseek" and env.get("DEEPSEEK_BASE_URL"):
         from dsh_tui.ui.state.config import base_url_problem
 
@@ -174,7 +219,32 @@ def resolve_route(args: argparse.Namespace, config: UiConfig,
         or DEFAULT_MODELS.get(provider)
     if not model:
         raise CliError(f"provider {provider} needs --model")
-    return provider, model
+    return builtin_route(provider, model=model,
+                         base_url=base_url if provider == "openai-compatible" else None)
+
+
+def _check_key(route: Route, env: Mapping[str, str]) -> None:
+    """A route that needs a key the environment lacks is refused before the app starts
+    (by the variable's name; the value is never printed)."""
+    missing = route.missing_key(env)
+    if missing:
+        what = "provider deepseek" if route.name == "deepseek" else f"route {route.name}"
+        raise CliError(f"{what} needs {missing} in the environment")
+
+
+def offered_routes(config: UiConfig, default: Route,
+                   env: Mapping[str, str] = os.environ) -> dict[str, Route]:
+    """Every route a new agent may take in this run: the default first, the configured
+    ones, and the built-in demo (and deepseek with a key)."""
+    from dsh_tui.ui.state.routes import builtin_route
+
+    routes: dict[str, Route] = {default.name: default}
+    for name, route in config.routes.items():
+        routes.setdefault(name, route)
+    routes.setdefault("demo", builtin_route("demo"))
+    if env.get("DEEPSEEK_API_KEY"):
+        routes.setdefault("deepseek", builtin_route("deepseek"))
+    return routes
 
 
 def _persistence(args: argparse.Namespace) -> Any:
@@ -215,8 +285,10 @@ def run_app(args: argparse.Namespace) -> int:
 
     _check_ids(args)
     config = load_settings(args)
-    provider, model = resolve_route(args, config)
-    config.provider, config.model = provider, model
+    route = choose_route(args, config)
+    config.routes = offered_routes(config, route)
+    config.route = route.name
+    config.provider, config.model = route.name, route.model
     config.base_url = args.base_url or config.base_url
     persistence = _persistence(args)
     if args.resume is not None and not any(
@@ -230,19 +302,22 @@ def run_app(args: argparse.Namespace) -> int:
 
 async def _run_app(args: argparse.Namespace, config: UiConfig, persistence: Any) -> int:
     from dsh_tui.compose import build_context, default_providers, leave, stop_saving
-    from dsh_tui.harness import AgentOptions
     from dsh_tui.ui.app import DshApp
     from dsh_tui.ui.state.world import create_agent, new_agent_id, resume_tree
 
+    routes = config.routes
     try:
-        providers = default_providers(demo_speed=config.demo_speed, base_url=config.base_url)
+        providers = default_providers(demo_speed=config.demo_speed, base_url=config.base_url,
+                                      routes=routes.values())
     except ValueError as error:
         raise CliError(str(error)) from None
     if config.provider not in providers:
         raise CliError(f"provider {config.provider} is not available")
     ctx = build_context(providers=providers, persistence=persistence)
-    ctx.services["loop"].default_options = AgentOptions(provider=config.provider,
-                                                         model=config.model)
+    runtime = ctx.services["loop"]
+    route = routes[config.route or ""]
+    runtime.default_options = route.agent_options()
+    runtime.routes = {name: r.agent_options() for name, r in routes.items()}
     try:
         if args.resume is not None:
             headers = persistence.list_sessions()
@@ -257,7 +332,8 @@ async def _run_app(args: argparse.Namespace, config: UiConfig, persistence: Any)
             title = "demo" if config.provider == "demo" else "main"
             try:
                 await create_agent(ctx, provider=config.provider, model=config.model,
-                                   title=title, session_id=new_agent_id(title))
+                                   title=title, session_id=new_agent_id(title),
+                                   options=route.agent_options())
             except Exception as error:
                 raise CliError(f"cannot start the first agent: {error}") from None
         _check_terminal()  # a resumed session's own problems (open elsewhere) are named first
@@ -377,7 +453,10 @@ def export_session(args: argparse.Namespace) -> int:
     if args.format == "jsonl":
         text = "".join(line + "\n" for line in export_jsonl(header, events))
     else:
-        text = export_markdown(header, events)
+        # The tree's sub-agents live in the data dir: found for a saved session (or a file
+        # exported with --data-dir); a lone file is exported alone.
+        by_id = path != Path(args.session) or args.data_dir is not None
+        text = export_markdown(header, events, children=_child_logs(args) if by_id else None)
     if args.output is None:
         sys.stdout.write(text)
         return 0
@@ -389,7 +468,28 @@ def export_session(args: argparse.Namespace) -> int:
     return 0
 
 
-SERVED_OPTIONS = ("provider", "model", "base_url", "theme", "config", "data_dir")
+def _child_logs(args: argparse.Namespace) -> Any:
+    """`children(session_id)` for the Markdown export: the sub-agent sessions saved in the
+    data dir under that parent (a child whose log cannot be read is left out)."""
+    from dsh_tui.harness.persistence import SessionLogError, read_session_log
+
+    persistence = _persistence(args)
+    headers = persistence.list_sessions()
+
+    def children(session_id: str) -> list[tuple[Any, Any]]:
+        out = []
+        for header in headers:
+            if header.get("parentSession") == session_id and header.get("origin") == "subagent":
+                try:
+                    out.append(read_session_log(persistence.path_for(header)))
+                except (OSError, SessionLogError):
+                    continue
+        return out
+
+    return children
+
+
+SERVED_OPTIONS = ("route", "provider", "model", "base_url", "theme", "config", "data_dir")
 """The options `serve` hands to every app it starts."""
 
 
@@ -411,7 +511,7 @@ def serve_app(args: argparse.Namespace) -> int:
     if args.resume is not None:
         raise CliError("serve starts a new session in every tab, so --resume does not apply "
                        "(resume one from the sessions screen, f3, inside a tab)")
-    resolve_route(args, load_settings(args))
+    choose_route(args, load_settings(args))
     if not 0 < args.port < 65536:
         raise CliError(f"--port {args.port} is not a TCP port")
     try:

@@ -50,9 +50,11 @@ async def leave(ctx: Context) -> None:
 
 
 def default_providers(*, demo_speed: float = 1.0, base_url: str | None = None,
-                      env: Mapping[str, str] | None = None) -> dict[str, LlmProvider]:
+                      env: Mapping[str, str] | None = None,
+                      routes: Iterable[Any] = ()) -> dict[str, LlmProvider]:
     """The built-in providers: demo always; deepseek when a key is in the environment;
-    openai-compatible when a base URL is given."""
+    openai-compatible when a base URL is given; then one adapter per configured route
+    (`dsh_tui.ui.state.routes.Route`), registered under the route's name."""
     from dsh_tui.llm.demo import DemoModel
 
     env = os.environ if env is None else env
@@ -68,7 +70,33 @@ def default_providers(*, demo_speed: float = 1.0, base_url: str | None = None,
 
         providers["openai-compatible"] = OpenAICompatibleProvider(
             base_url=base_url, api_key=env.get("OPENAI_API_KEY") or None)
+    for route in routes:
+        providers[route.name] = route_provider(route, env=env, demo_speed=demo_speed)
     return providers
+
+
+def route_provider(route: Any, *, env: Mapping[str, str] | None = None,
+                   demo_speed: float = 1.0) -> LlmProvider:
+    """The adapter for one route: its server, its timeouts, and the key read from the
+    environment variable the route names (the key goes no further than the adapter, whose
+    `Secret` and `SecretFilter` keep it out of reprs, logs, errors and streamed text)."""
+    env = os.environ if env is None else env
+    if route.provider == "demo":
+        from dsh_tui.llm.demo import DemoModel
+
+        return DemoModel(speed=demo_speed)
+    key = env.get(route.key_env) if route.key_env else None
+    if route.provider == "deepseek":
+        from dsh_tui.llm.deepseek import DeepSeekProvider
+
+        return DeepSeekProvider(
+            api_key=key or None, default_model=route.model or "deepseek-v4-flash",
+            base_url=route.base_url or env.get("DEEPSEEK_BASE_URL") or "https://api.deepseek.com",
+            **route.timeouts())
+    from dsh_tui.llm.openai_compat import OpenAICompatibleProvider
+
+    return OpenAICompatibleProvider(base_url=route.base_url, api_key=key or None,
+                                    default_model=route.model, **route.timeouts())
 
 
 def build_context(

@@ -91,6 +91,12 @@ def hang(partial: str = "partial") -> Reply:
     return Reply([("text-open", partial)], hang=True)
 
 
+def hang_in_tool_call(call_id: str, name: str, partial_arguments: str) -> Reply:
+    """Streams the start of a tool call (arguments cut mid-JSON), then waits for the
+    request's cancellation: a call interrupted before its arguments were complete."""
+    return Reply([("tool-open", (call_id, name, partial_arguments))], hang=True)
+
+
 ScriptEntry = Reply | Callable[[Mapping[str, Any]], Any]
 
 
@@ -154,6 +160,8 @@ class ScriptedModel:
                        "argumentsDelta": raw}
                 output_chars += len(raw)
                 await asyncio.sleep(0)
+                if kind == "tool-open":
+                    continue  # hang_in_tool_call(): the call never completes
                 yield {"type": "block-end", "index": index,
                        "block": {"type": "tool-call", "id": call_id, "name": name,
                                  "arguments": raw}}

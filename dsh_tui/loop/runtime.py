@@ -40,6 +40,9 @@ class LoopRuntime:
         self.ownership = FactoryOwnership()
         # The route of a resumed session whose log never recorded one (the CLI sets it).
         self.default_options: AgentOptions | None = None
+        # Configured routes by name (the CLI sets them): a resumed session whose log names
+        # one takes its current settings (max_tokens, temperature, reasoning_effort).
+        self.routes: dict[str, AgentOptions] = {}
 
     def build(self, session: Any, options: AgentOptions) -> LoopAgent:
         return LoopAgent(self, session, options)
@@ -95,8 +98,8 @@ class LoopFactory:
         # A log killed before its first request header was written names no route;
         # such a session resumes on the runtime's default (the app's current one)
         # rather than failing its next turn with "no provider/model".
-        agent_options = options.agent_options or _options_from_log(session) or \
-            runtime.default_options or AgentOptions()
+        agent_options = options.agent_options or _options_from_log(session, runtime.routes) \
+            or runtime.default_options or AgentOptions()
         prepared = prepare_agent(root_ctx=runtime.ctx, owner_ctx=owner_ctx,
                                  ownership=runtime.ownership, session=session,
                                  options=agent_options,
@@ -111,8 +114,10 @@ def _meta(meta: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return {key: value for key, value in dict(meta).items() if value is not None}
 
 
-def _options_from_log(session: Any) -> AgentOptions | None:
-    """The route a resumed session last used (its latest request header)."""
+def _options_from_log(session: Any, routes: Mapping[str, AgentOptions] | None = None
+                      ) -> AgentOptions | None:
+    """The route a resumed session last used (its latest request header); a route that
+    is still configured under that name comes back with its current settings."""
     header = session.request_header()
     if not header:
         return None
@@ -120,9 +125,18 @@ def _options_from_log(session: Any) -> AgentOptions | None:
     provider = config.get("provider")
     if provider == "deepseek-official":
         provider = "deepseek"
+    route = (routes or {}).get(str(provider))
+    if route is not None:
+        from dataclasses import replace
+
+        return replace(route, model=config.get("model") or route.model,
+                       extra=dict(route.extra))
     defaults = header.get("adapterDefaults") or {}
+    temperature = config.get("temperature")
     return AgentOptions(
         provider=provider, model=config.get("model"),
         max_tokens=None if defaults.get("maxTokens") else config.get("maxTokens"),
         reasoning_effort=None if defaults.get("reasoningEffort") else
-        config.get("reasoningEffort"))
+        config.get("reasoningEffort"),
+        temperature=temperature if isinstance(temperature, int | float) and
+        not isinstance(temperature, bool) else None)

@@ -12,6 +12,8 @@ import pytest
 
 from dsh_tui import cli
 
+LOCAL = '[routes.local]\nprovider = "openai-compatible"\nbase_url = "http://127.0.0.1:1/v1"\n' \
+        'model = "qwen3"\n'
 DEEP = "x = " + "[" * 5000 + "]" * 5000 + "\n"
 DEEP_TABLES = "x = " + "{a = " * 3000 + "1" + "}" * 3000 + "\n"
 
@@ -57,6 +59,48 @@ CASES = [
     ("unknown command", None, ["sessionz"], {}, "invalid choice"),
     ("unknown flag", None, ["--colour"], {}, "unrecognized arguments"),
     ("config is a directory", None, ["--config", "DIR"], {}, "cannot read the config file"),
+    # routes (issue 13): each bad route setting is named with its table and line
+    ("unknown route", None, ["--route", "nope"], {}, 'unknown route "nope" (known: demo'),
+    ("unknown route after a command", None, ["serve", "--route", "nope"], {},
+     'unknown route "nope"'),
+    ("route and provider", LOCAL, ["--route", "local", "--provider", "demo"], {},
+     "drop --provider"),
+    ("unknown route setting", LOCAL + "max_token = 5\n", [], {},
+     'line 5: [routes.local] unknown setting "max_token"'),
+    ("route max_tokens 0", LOCAL + "max_tokens = 0\n", [], {}, "max_tokens must be a whole"),
+    ("route max_tokens text", LOCAL + 'max_tokens = "5"\n', [], {}, "max_tokens must be"),
+    ("route max_tokens float", LOCAL + "max_tokens = 1.5\n", [], {}, "max_tokens must be"),
+    ("route temperature 3", LOCAL + "temperature = 3\n", [], {}, "from 0 to 2"),
+    ("route temperature nan", LOCAL + "temperature = nan\n", [], {}, "from 0 to 2"),
+    ("route temperature bool", LOCAL + "temperature = true\n", [], {}, "from 0 to 2"),
+    ("route timeout 0", LOCAL + "first_byte_timeout = 0\n", [], {},
+     "first_byte_timeout must be a number of seconds"),
+    ("route timeout inf", LOCAL + "read_timeout = inf\n", [], {}, "read_timeout must be"),
+    ("route effort spaces", LOCAL + 'reasoning_effort = "very high"\n', [], {},
+     "reasoning_effort must be a word"),
+    ("deepseek effort", '[routes.ds]\nprovider = "deepseek"\nreasoning_effort = "medium"\n',
+     [], {}, 'line 3: [routes.ds] reasoning_effort "medium" is not one DeepSeek offers'),
+    ("deepseek max_tokens", '[routes.ds]\nprovider = "deepseek"\nmax_tokens = 400000\n', [], {},
+     "over DeepSeek's limit of 393,216"),
+    ("route provider", '[routes.x]\nprovider = "gpt"\nmodel = "m"\n', [], {},
+     'unknown provider "gpt"'),
+    ("route without provider", '[routes.x]\nmodel = "m"\n', [], {}, "needs provider ="),
+    ("route without base_url", '[routes.x]\nprovider = "openai-compatible"\nmodel = "m"\n',
+     [], {}, "needs base_url"),
+    ("route without model", '[routes.x]\nbase_url = "http://h/v1"\n', [], {}, "needs model"),
+    ("route ftp base_url", '[routes.x]\nbase_url = "ftp://h"\nmodel = "m"\n', [], {},
+     "[routes.x] base_url"),
+    ("route bad key env", LOCAL + 'api_key_env = "my key"\n', [], {},
+     "environment variable's name"),
+    ("route missing key", LOCAL + 'api_key_env = "LOCAL_KEY_UNSET"\n', ["--route", "local"], {},
+     "route local needs LOCAL_KEY_UNSET in the environment"),
+    ("deepseek route missing key", '[routes.ds]\nprovider = "deepseek"\n', ["--route", "ds"],
+     {}, "route ds needs DEEPSEEK_API_KEY"),
+    ("default route unknown", 'route = "nope"\n' + LOCAL, [], {},
+     'route "nope" names no [routes.nope] table'),
+    ("routes not tables", "routes = 5\n", [], {}, '"routes" must be a dict'),
+    ("route not a table", "[routes]\nx = 5\n", [], {}, "routes.x must be a table"),
+    ("route name", '[routes."a b"]\nmodel = "m"\n', [], {}, "route name [routes.a b] must be"),
 ]
 
 
@@ -73,7 +117,7 @@ def test_each_mistake_is_one_line_and_exit_2(
     config_path = tmp_path / "config.toml"
     config_path.write_text(config or "", encoding="utf-8")
     monkeypatch.setenv("DSH_TUI_CONFIG", str(config_path))
-    for name in ("DEEPSEEK_API_KEY", "DEEPSEEK_BASE_URL", "OPENAI_API_KEY"):
+    for name in ("DEEPSEEK_API_KEY", "DEEPSEEK_BASE_URL", "OPENAI_API_KEY", "LOCAL_KEY_UNSET"):
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
@@ -108,3 +152,16 @@ def test_without_a_terminal_the_app_says_so_and_exits(tmp_path: Path) -> None:
         assert result.returncode == 2
         assert result.stderr.count("\n") == 1 and "needs a terminal" in result.stderr
     assert not any(tmp_path.rglob("*.jsonl"))  # no session was started
+
+
+def test_a_key_written_into_a_route_is_refused_without_being_repeated(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "sk-live-9d2c4b7e1f0a3865"
+    config = tmp_path / "config.toml"
+    config.write_text(LOCAL + f'api_key = "{secret}"\n', encoding="utf-8")
+    monkeypatch.setenv("DSH_TUI_CONFIG", str(config))
+    assert cli.main(["--data-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "line 5: [routes.local] api_key: keys are not read from the config file" in err
+    assert "api_key_env" in err and secret not in err

@@ -17,5 +17,6 @@ around it (app, screens, widgets) stays a thin renderer of this state.
     gcpacing     when the garbage collector may run
     export       a session as Markdown or JSONL
     config       the config file and its settings
+    routes       named model routes ([routes.NAME]): what each new agent may run on
     world        creating, spawning and resuming agents through ctx.agents
 """

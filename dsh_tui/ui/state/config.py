@@ -19,6 +19,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .routes import PROVIDER_KINDS, Route, parse_routes
+
 APP_NAME = "dsh-tui"
 DEFAULT_THEME = "dark"
 
@@ -47,6 +49,10 @@ class UiConfig:
     model: str | None = None
     base_url: str | None = None
     demo_speed: float = 1.0
+    route: str | None = None
+    """The default route for new agents (`route = "NAME"`; `--route NAME` overrides it)."""
+    routes: dict[str, Route] = field(default_factory=dict)
+    """Named routes (`[routes.NAME]`); the CLI adds the built-in ones it can offer."""
     path: Path | None = None
     """Where choices made in the app (the theme) are saved; None saves nothing."""
 
@@ -61,14 +67,29 @@ _FIELDS: dict[str, tuple[type, ...]] = {
     "model": (str,),
     "base_url": (str,),
     "demo_speed": (int, float),
+    "route": (str,),
+    "routes": (dict,),
 }
 
 _LINE = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 
-def _line_of(text: str, key: str) -> int | None:
-    pattern = re.compile(rf"^\s*\[?\s*{re.escape(key)}\b")
-    for number, line in enumerate(text.splitlines(), 1):
+def _line_of(text: str, key: str, section: str | None = None) -> int | None:
+    """The line that sets `key` (in `[routes.SECTION]` when given; the header's own line
+    when the key is the section's name)."""
+    lines = text.splitlines()
+    start = 0
+    if section is not None:
+        header = re.compile(rf"^\s*\[\s*routes\s*\.\s*[\"']?{re.escape(section)}[\"']?\s*\]")
+        start = next((n for n, line in enumerate(lines) if header.match(line)), -1)
+        if start < 0:
+            return None
+        if key == section:
+            return start + 1
+    pattern = re.compile(rf"^\s*\[?\s*[\"']?{re.escape(key)}\b")
+    for number, line in enumerate(lines[start:], start + 1):
+        if section is not None and number > start + 1 and line.lstrip().startswith("["):
+            break
         if pattern.match(line):
             return number
     return None
@@ -107,8 +128,8 @@ def parse_config(text: str, path: Path | None = None) -> UiConfig:
             raise ConfigError(f"{where}, line {match.group(1)}: {reason}") from None
         raise ConfigError(f"{where}: {reason}") from None
 
-    def fail(key: str, why: str) -> ConfigError:
-        line = _line_of(text, key)
+    def fail(key: str, why: str, section: str | None = None) -> ConfigError:
+        line = _line_of(text, key, section)
         at = f", line {line}" if line else ""
         return ConfigError(f"{where}{at}: {why}")
 
@@ -133,9 +154,15 @@ def parse_config(text: str, path: Path | None = None) -> UiConfig:
         why = base_url_problem(data["base_url"])
         if why is not None:
             raise fail("base_url", f"base_url {why}")
+    routes = parse_routes(data.get("routes", {}), fail)
+    route = data.get("route")
+    if route is not None and route not in routes and route not in PROVIDER_KINDS:
+        known = ", ".join([*routes, *PROVIDER_KINDS])
+        raise fail("route", f'route "{route}" names no [routes.{route}] table (known: {known})')
     return UiConfig(theme=data.get("theme", DEFAULT_THEME), keys=dict(keys),
                     provider=data.get("provider"), model=data.get("model"),
-                    base_url=data.get("base_url"), demo_speed=speed, path=path)
+                    base_url=data.get("base_url"), demo_speed=speed, route=route,
+                    routes=routes, path=path)
 
 
 def load_config(path: Path | None = None) -> UiConfig:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from dsh_tui.harness import AgentOptions, CreateAgentOptions, ResumeAgentOptions
@@ -81,28 +82,32 @@ def _title_setup(title: str | None) -> Setup | None:
 
 async def create_agent(agents_ctx: ContextSurface, *, provider: str | None, model: str | None,
                        title: str | None = None, session_id: str | None = None,
-                       meta: Mapping[str, Any] | None = None) -> AgentHandle:
+                       meta: Mapping[str, Any] | None = None,
+                       options: AgentOptions | None = None) -> AgentHandle:
     """Create an agent through `agents_ctx.agents` (an agent's ctx makes an owned child)
-    and file its handle; returns the handle."""
+    and file its handle; returns the handle. `options` (a route's, with its sampling
+    settings) wins over `provider`/`model`."""
     handle = await agents_ctx.agents.create(CreateAgentOptions(
         session_id=session_id or new_agent_id(),
-        agent_options=AgentOptions(provider=provider, model=model),
+        agent_options=options or AgentOptions(provider=provider, model=model),
         meta=dict(meta) if meta else None, setup=_title_setup(title)))
     return HandleBook.of(agents_ctx).remember(handle)
 
 
-async def spawn_child(parent: Agent, *, title: str) -> AgentHandle:
-    """An owned child of `parent` with the parent's route, recorded as a sub-agent."""
+async def spawn_child(parent: Agent, *, title: str,
+                      options: AgentOptions | None = None) -> AgentHandle:
+    """An owned child of `parent` on `options`' route (default: the parent's, with its
+    sampling settings), recorded as a sub-agent."""
     header = parent.session.header
     depth = int(header.get("delegationDepth", 0) or 0) + 1
     meta: dict[str, Any] = {"parentSession": parent.id, "origin": "subagent",
                             "delegationDepth": depth}
     if header.get("cwd"):
         meta["cwd"] = header["cwd"]
-    options = parent.options
+    options = options or parent.options
     return await create_agent(parent.ctx, provider=options.provider, model=options.model,
                               title=title, session_id=f"{parent.id}.child-{uuid.uuid4().hex[:6]}",
-                              meta=meta)
+                              meta=meta, options=replace(options, extra=dict(options.extra)))
 
 
 def _children_of(headers: list[Mapping[str, Any]], session_id: str) -> list[str]:
