@@ -41,8 +41,8 @@ from .state.config import ConfigError, UiConfig, save_setting
 from .state.gcpacing import GcPacing
 from .state.lanes import LANE_TARGET, LANES, lane_of, source_for, with_lane
 from .state.search import SearchState
-from .state.text import format_tokens, visible, visible_label
-from .state.transcript import waiting_seconds
+from .state.text import visible, visible_label
+from .state.transcript import token_figures, waiting_seconds
 from .state.world import HandleBook, create_agent, resume_tree, spawn_child
 from .strips import install as install_strip_fix
 from .themes import VARIABLE_DEFAULTS, load_themes
@@ -444,7 +444,8 @@ class DshApp(App[None]):
         agent = view.agent
         model = view.transcript
         status = agent.status
-        parts = [f"Transcript · {view.name}"]
+        route = f" ({view.route_label})" if self._offers_routes() and view.route_label else ""
+        parts = [f"Transcript · {view.name}{route}"]
         pause = self._paused(view.id)
         inbox = agent.inbox
         if self.read_only:
@@ -462,9 +463,9 @@ class DshApp(App[None]):
             keys = " / ".join(keys_for(self, "toggle_inbox"))
             parts.append(f"inbox ⚑{len(inbox.next_step)} ↵{len(inbox.next_turn)}"
                          + (f" ({keys})" if keys else ""))
-        tokens = model.input_tokens + model.output_tokens
-        if tokens:
-            parts.append(f"{format_tokens(tokens)} tokens")
+        figures = token_figures(model)
+        if figures:
+            parts.append(figures)
         set_title(self.transcript, " · ".join(parts))
         set_title(self.inbox, f"Inbox · {view.name} · {len(inbox.next_step)} step · "
                               f"{len(inbox.next_turn)} turn")
@@ -474,7 +475,7 @@ class DshApp(App[None]):
             keys = [f"{' / '.join(keys_for(self, a))} {label}" for a, label in (
                 ("followup", "follow-up"), ("steer", "steer"), ("inject", "inject"),
                 ("newline", "newline"))]
-            set_title(self.composer, f"→ {view.name} · " + " · ".join(keys))
+            set_title(self.composer, f"→ {view.name}{route} · " + " · ".join(keys))
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -833,17 +834,53 @@ class DshApp(App[None]):
             return None, None
         return agent.options.provider, agent.options.model
 
+    # -- routes --------------------------------------------------------------------------------
+
+    def _offers_routes(self) -> bool:
+        """More than one route in this run: the person chooses one per agent, and sees it."""
+        return len(self.config.routes) > 1
+
+    def _likely_route(self, agent: Any = None) -> str | None:
+        """The route a new agent most likely wants: `agent`'s (the parent, or the selected
+        agent), else the run's default."""
+        agent = agent or self.selected_agent
+        name = getattr(getattr(agent, "options", None), "provider", None)
+        return name if name in self.config.routes else self.config.route
+
+    def _choose_route(self, question: str, current: str | None, then: Any) -> None:
+        """Ask which route (when there is a choice), then call `then(route or None)`;
+        escape calls nothing."""
+        if not self._offers_routes():
+            then(self.config.routes.get(current or "") or None)
+            return
+        import os
+
+        from .screens.route import RouteScreen
+
+        missing = {name: key for name, route in self.config.routes.items()
+                   if (key := route.missing_key(os.environ))}
+
+        def chosen(name: str | None) -> None:
+            if name is not None:
+                then(self.config.routes.get(name))
+
+        self.push_screen(RouteScreen(question, list(self.config.routes.values()), current,
+                                     missing), chosen)
+
     def action_new_agent(self) -> None:
         if self.read_only:
             self.say(READ_ONLY_NOTICE, "warning")
             return
-        self._create_root(f"agent {len(self.ctx.agents.roots()) + 1}")
+        title = f"agent {len(self.ctx.agents.roots()) + 1}"
+        self._choose_route(f"Route for {title}", self._likely_route(),
+                           lambda route: self._create_root(title, route))
 
     @work(group="agents", exit_on_error=False)
-    async def _create_root(self, title: str) -> None:
+    async def _create_root(self, title: str, route: Any = None) -> None:
         provider, model = self._route()
         try:
-            handle = await create_agent(self.ctx, provider=provider, model=model, title=title)
+            handle = await create_agent(self.ctx, provider=provider, model=model, title=title,
+                                        options=route.agent_options() if route else None)
         except Exception as error:
             self.say(f"Could not create an agent: {error}", "error")
             return
@@ -984,12 +1021,15 @@ class DshApp(App[None]):
         if agent is None:
             return
         self._children += 1
-        self._spawn(agent, f"{self.display_name(agent.id)} › child {self._children}")
+        title = f"{self.display_name(agent.id)} › child {self._children}"
+        self._choose_route(f"Route for {title}", self._likely_route(agent),
+                           lambda route: self._spawn(agent, title, route))
 
     @work(group="agents", exit_on_error=False)
-    async def _spawn(self, parent: Any, title: str) -> None:
+    async def _spawn(self, parent: Any, title: str, route: Any = None) -> None:
         try:
-            handle = await spawn_child(parent, title=title)
+            handle = await spawn_child(parent, title=title,
+                                       options=route.agent_options() if route else None)
         except Exception as error:
             self.say(f"Could not spawn a child of {self.display_name(parent.id)}: {error}", "error")
             return

@@ -46,6 +46,19 @@ class AgentView:
         """The model name shown for the agent: its route's, else the last one the log names."""
         return str(self.agent.options.model or self.transcript.model_label or "")
 
+    @property
+    def route(self) -> str:
+        """The agent's route (its provider name: a `[routes.NAME]` or a built-in one)."""
+        return str(getattr(getattr(self.agent, "options", None), "provider", None) or "")
+
+    @property
+    def route_label(self) -> str:
+        """`route · model`, or just the model when the route is named after it."""
+        route, model = visible_label(self.route), visible_label(self.model)
+        if not route or route == model:
+            return model
+        return f"{route} · {model}" if model else route
+
     def catch_up(self) -> list[Any]:
         """Apply session events appended since the last call; returns them (for the event log)."""
         events = self.agent.session.events

@@ -19,7 +19,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .lanes import lane_of, source_label
-from .text import compact_json, format_duration, message_text, reason_text, visible, visible_label
+from .text import (
+    compact_json,
+    format_duration,
+    format_tokens,
+    message_text,
+    reason_text,
+    visible,
+    visible_label,
+)
 
 
 def _result_text(blocks: Any) -> str:
@@ -123,6 +131,21 @@ _WAIT_ENDS = frozenset({"assistant/chunk", "assistant/message", "step/end", "tur
 """A request is sent at a step's start (or a retry's); anything back from it ends the wait."""
 
 
+def token_figures(model: TranscriptModel) -> str:
+    """`ctx 1.5k/1.0M · in 3.0k · out 800 · cached 6.0k`: the last request's context size
+    (of the window, when the route knows it), then the session's cumulative counts."""
+    parts = []
+    if model.context_tokens is not None:
+        window = f"/{format_tokens(model.context_window)}" if model.context_window else ""
+        parts.append(f"ctx {format_tokens(model.context_tokens)}{window}")
+    if model.input_tokens or model.output_tokens or model.cached_tokens:
+        parts.append(f"in {format_tokens(model.input_tokens)}")
+        parts.append(f"out {format_tokens(model.output_tokens)}")
+        if model.cached_tokens:
+            parts.append(f"cached {format_tokens(model.cached_tokens)}")
+    return " · ".join(parts)
+
+
 def waiting_seconds(model: TranscriptModel, now_ms: float) -> int | None:
     """Whole seconds the model has been silent in the current request (None: not waiting)."""
     if model.waiting_since is None:
@@ -142,7 +165,13 @@ class TranscriptModel:
         self.step = 0
         self.last_end_kind: str | None = None
         self.input_tokens = 0
+        """Input tokens the server processed anew (cache reads not included), all requests."""
         self.output_tokens = 0
+        self.cached_tokens = 0
+        """Input tokens read from the server's prompt cache, all requests."""
+        self.context_tokens: int | None = None
+        """The last request's prompt, cached part included: what the context holds now."""
+        self.context_window: int | None = None
         self.targets: dict[str, str] = {}
         self._turn_started: int | None = None
         self._turn_open = False
@@ -287,6 +316,10 @@ class TranscriptModel:
         if isinstance(title, str) and title.strip():
             self.title = visible_label(title.strip())
 
+    def _on_request_context(self, event: Any, data: Mapping[str, Any]) -> None:
+        window = data.get("contextWindow")
+        self.context_window = window if type(window) is int and window > 0 else None
+
     def _on_request_header(self, event: Any, data: Mapping[str, Any]) -> None:
         header = data.get("header")
         config = header.get("config") if isinstance(header, Mapping) else None
@@ -407,14 +440,24 @@ class TranscriptModel:
         self._tools[call_id] = item
 
     def _count_usage(self, usage: Any) -> None:
-        if isinstance(usage, Mapping):
-            for key, attr in (("inputTokens", "input_tokens"), ("outputTokens", "output_tokens")):
-                value = usage.get(key)
-                if isinstance(value, int):
-                    setattr(self, attr, getattr(self, attr) + value)
-            cached = usage.get("cacheReadTokens")
-            if isinstance(cached, int):
-                self.input_tokens += cached
+        """Cumulative input, output and cached tokens kept apart, and the last request's
+        context size. Each request re-sends the whole history, so adding its cached input
+        to a running total counts the same tokens again on every request: the context is
+        the last prompt, not a sum."""
+        if not isinstance(usage, Mapping):
+            return
+
+        def count(key: str) -> int:
+            value = usage.get(key)
+            return value if type(value) is int and value >= 0 else 0
+
+        fresh = count("inputTokens") + count("cacheWriteTokens")
+        cached = count("cacheReadTokens")
+        self.input_tokens += fresh
+        self.output_tokens += count("outputTokens")
+        self.cached_tokens += cached
+        if fresh or cached:
+            self.context_tokens = fresh + cached
 
     # -- messages, tools ---------------------------------------------------------------------
 
@@ -534,6 +577,7 @@ _HANDLERS: dict[str, Any] = {
     "agent/inbox/spliced": TranscriptModel._on_splice,
     "session/title": TranscriptModel._on_title,
     "request/header": TranscriptModel._on_request_header,
+    "request/context": TranscriptModel._on_request_context,
     "assistant/chunk": TranscriptModel._on_chunk,
     "text-chunks": TranscriptModel._on_packed,
     "reasoning-chunks": TranscriptModel._on_packed,
