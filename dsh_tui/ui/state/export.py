@@ -97,7 +97,8 @@ def _session_lines(header: Mapping[str, Any], events: Sequence[SessionEvent],
     spawned = _spawned_by_call(events)
     for item in model.items:
         lines += _item_lines(item, base)
-        child = kids.pop(spawned.get(item.call_id or ""), None) if item.kind == "tool" else None
+        child = kids.pop(spawned.get(item.call_id or "", ""), None) \
+            if item.kind == "tool" else None
         if child is not None:
             lines += _nested(child, children, depth, seen)
     if kids:
@@ -245,7 +246,8 @@ def _discarded_lines(header: Mapping[str, Any], events: Sequence[SessionEvent],
     for event in events[int(header.get("seedLength", 0) or 0):]:
         data = event.data
         if event.type == "turn/start" and isinstance(data, Mapping):
-            turn = data.get("turn") if type(data.get("turn")) is int else turn
+            started = data.get("turn")
+            turn = started if isinstance(started, int) else turn
         if event.type != "agent/inbox/spliced" or not isinstance(data, Mapping):
             continue
         ids = lists.get(str(data.get("target")))
