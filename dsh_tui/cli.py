@@ -1,9 +1,11 @@
 """The `dsh-tui` command line.
 
     dsh-tui                      the app: DeepSeek when DEEPSEEK_API_KEY is set, else the demo
-    dsh-tui --resume ID          reopen a saved session (its sub-agents come back under it)
+    dsh-tui -c / --continue      reopen this directory's most recent workspace, whole
+    dsh-tui --resume [ID|TITLE]  reopen a workspace (or a session's) by id prefix or title;
+                                 without one, pick it from a list
     dsh-tui view FILE            any session log, read-only (ours or the upstream harness's)
-    dsh-tui sessions             list saved sessions
+    dsh-tui sessions [--json]    saved workspaces and sessions, as trees
     dsh-tui export ID|FILE [--format md|jsonl] [-o OUT]
                                  a saved session (or any log) as Markdown or plain JSONL
     dsh-tui serve [--host H] [--port P]
@@ -35,7 +37,16 @@ EXIT_USAGE = 2
 
 
 class CliError(Exception):
-    """A problem the person can fix; printed as one line, exit code 2."""
+    """A problem the person can fix; printed as one line, exit code 2. `details` are
+    printed under it, one per line (the candidates of an ambiguous --resume)."""
+
+    def __init__(self, message: str, details: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.details = list(details or [])
+
+
+PICK = "\0pick"
+"""`--resume` given without a value: choose from a list."""
 
 
 def version() -> str:
@@ -68,7 +79,15 @@ def _global_options(parser: argparse.ArgumentParser, *, after: bool = False) -> 
                                            "Ollama…)", **extra)
     parser.add_argument("--theme", help="dark, light, high-contrast or any Textual theme",
                         **extra)
-    parser.add_argument("--resume", metavar="ID", help="reopen a saved session by id", **extra)
+    parser.add_argument("--resume", metavar="ID", nargs="?", const=PICK,
+                        help="reopen a saved workspace or session by id, id prefix or title "
+                             "(no value: pick from a list)", **extra)
+    parser.add_argument("-c", "--continue", dest="continue_", action="store_true",
+                        help="reopen the most recent workspace of this directory (--cwd)",
+                        **extra)
+    parser.add_argument("--cwd", type=Path, help="the working directory agents are stored "
+                                                 "under and work in (default: the current one)",
+                        **extra)
     parser.add_argument("--config", type=Path, help="config file (default: the platformdirs "
                                                     "config dir's dsh-tui/config.toml)", **extra)
     parser.add_argument("--data-dir", type=Path, help="where sessions are saved (default: the "
@@ -82,7 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", parser_class=_Parser)
     view = commands.add_parser("view", help="open a session log read-only")
     view.add_argument("file", type=Path)
-    sessions = commands.add_parser("sessions", help="list saved sessions")
+    sessions = commands.add_parser("sessions", help="saved workspaces and sessions, as trees")
+    sessions.add_argument("--json", action="store_true", help="JSON for scripts")
     export = commands.add_parser("export", help="write a session as Markdown or plain JSONL")
     export.add_argument("session", metavar="ID|FILE",
                         help="a saved session's id (dsh-tui sessions) or a log file")
@@ -119,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
 
         # One line, whatever the message quotes (a path, a config value, a server's words).
         print(f"dsh-tui: {one_line(str(error), 2000)}", file=sys.stderr)
+        for detail in error.details:
+            print(f"  {one_line(detail, 400)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
@@ -291,19 +313,24 @@ def run_app(args: argparse.Namespace) -> int:
     config.provider, config.model = route.name, route.model
     config.base_url = args.base_url or config.base_url
     persistence = _persistence(args)
-    if args.resume is not None and not any(
-            h.get("id") == args.resume for h in persistence.list_sessions()):
-        raise CliError(f'no saved session "{args.resume}" in {persistence.root} '
-                       "(dsh-tui sessions lists them)")
-    if args.resume is None:
+    from dsh_tui.reopen import app_cwd, choose_target
+
+    cwd = app_cwd(args)
+    target = choose_target(args, persistence, cwd)  # None: a new workspace
+    if target is None and (args.resume is not None or args.continue_):
+        return 0  # the picker was closed without a choice
+    if target is None:
         _check_terminal()  # before a new session is made; a resume reports its session first
-    return asyncio.run(_run_app(args, config, persistence))
+    elif args.cwd is None and target.group.cwd and os.path.isdir(target.group.cwd):
+        cwd = target.group.cwd  # a reopened workspace works where it was left
+    return asyncio.run(_run_app(args, config, persistence, target, cwd))
 
 
-async def _run_app(args: argparse.Namespace, config: UiConfig, persistence: Any) -> int:
+async def _run_app(args: argparse.Namespace, config: UiConfig, persistence: Any,
+                   target: Any, cwd: str) -> int:
     from dsh_tui.compose import build_context, default_providers, leave, stop_saving
+    from dsh_tui.reopen import first_agent, open_workspace, reopen_message
     from dsh_tui.ui.app import DshApp
-    from dsh_tui.ui.state.world import create_agent, new_agent_id, resume_tree
 
     routes = config.routes
     try:
@@ -313,38 +340,36 @@ async def _run_app(args: argparse.Namespace, config: UiConfig, persistence: Any)
         raise CliError(str(error)) from None
     if config.provider not in providers:
         raise CliError(f"provider {config.provider} is not available")
-    ctx = build_context(providers=providers, persistence=persistence)
+    ctx = build_context(providers=providers, persistence=persistence, workspace=cwd)
     runtime = ctx.services["loop"]
     route = routes[config.route or ""]
     runtime.default_options = route.agent_options()
     runtime.routes = {name: r.agent_options() for name, r in routes.items()}
+    workspace = None
     try:
-        if args.resume is not None:
-            headers = persistence.list_sessions()
-            if not any(h.get("id") == args.resume for h in headers):
-                raise CliError(f'no saved session "{args.resume}" in {persistence.root} '
-                               "(dsh-tui sessions lists them)")
-            try:
-                await resume_tree(ctx, args.resume, headers)
-            except Exception as error:
-                raise CliError(f'cannot resume "{args.resume}": {error}') from None
+        if target is not None:
+            workspace = await open_workspace(ctx, persistence, target, cwd)
         else:
-            title = "demo" if config.provider == "demo" else "main"
-            try:
-                await create_agent(ctx, provider=config.provider, model=config.model,
-                                   title=title, session_id=new_agent_id(title),
-                                   options=route.agent_options())
-            except Exception as error:
-                raise CliError(f"cannot start the first agent: {error}") from None
+            workspace = await first_agent(ctx, persistence, cwd, config.provider,
+                                          config.model, route.agent_options())
         _check_terminal()  # a resumed session's own problems (open elsewhere) are named first
         app = DshApp(ctx, config)
         with _leave_on_signals(app, lambda: stop_saving(ctx)):
             await app.run_async()
     finally:
         await leave(ctx)  # quit is not dispose: no inbox is discarded on the way out
+        if workspace is not None:
+            workspace.close()
     lost = getattr(persistence, "lost_on_exit", None)
     if lost:  # the app showed "not saved"; the exit says so too, in one line
         raise CliError(lost)
+    message = reopen_message(args, workspace)
+    if message:  # on the real terminal, after the app gave back the screen
+        try:
+            sys.stdout.flush()
+            os.write(sys.stdout.fileno(), (message + "\n").encode("utf-8", "replace"))
+        except (OSError, ValueError):
+            pass  # the terminal is gone (closed window, SIGHUP): nobody to tell
     return 0
 
 
@@ -397,39 +422,9 @@ def run_view(args: argparse.Namespace) -> int:
 
 
 def list_sessions(args: argparse.Namespace) -> int:
-    persistence = _persistence(args)
-    headers = persistence.list_sessions()
-    if not headers:
-        print(f"no saved sessions in {persistence.root}")
-        return 0
-    for header in headers:
-        print(session_line(header, persistence.describe(header),
-                           persistence.lock_holder(header)))
-    return 0
+    from dsh_tui.reopen import print_sessions
 
-
-def session_line(header: Mapping[str, Any], summary: Mapping[str, Any],
-                 holder: Any = None) -> str:
-    """One `dsh-tui sessions` row. Titles and first prompts are outside text (a model
-    names its sub-agents through `spawn_agent`), so every part is made visible-safe.
-    `holder`: the process that has the session open (persistence's `lock_holder`)."""
-    import datetime as dt
-
-    from dsh_tui.harness.safe_text import visible_label
-
-    created = header.get("createdAt")
-    when = dt.datetime.fromtimestamp(created / 1000).strftime("%Y-%m-%d %H:%M") \
-        if isinstance(created, int) else "?"
-    line = f"{when}  {visible_label(str(header.get('id')))}"
-    if summary.get("title"):
-        line += f"  “{visible_label(str(summary['title']))}”"
-    if header.get("origin") == "subagent":
-        line += f"  (sub-agent of {visible_label(str(header.get('parentSession')))})"
-    if holder is not None:
-        line += f"  ● open ({visible_label(holder.describe())})"
-    if summary.get("preview"):
-        line += f"  — {visible_label(str(summary['preview']))}"
-    return line
+    return print_sessions(args, _persistence(args))
 
 
 def export_session(args: argparse.Namespace) -> int:
@@ -489,7 +484,8 @@ def _child_logs(args: argparse.Namespace) -> Any:
     return children
 
 
-SERVED_OPTIONS = ("route", "provider", "model", "base_url", "theme", "config", "data_dir")
+SERVED_OPTIONS = ("route", "provider", "model", "base_url", "theme", "config", "data_dir",
+                  "cwd")
 """The options `serve` hands to every app it starts."""
 
 
@@ -508,9 +504,9 @@ def serve_command(args: argparse.Namespace) -> str:
 
 def serve_app(args: argparse.Namespace) -> int:
     # Check the options here, where a mistake is one line, not in every browser tab.
-    if args.resume is not None:
-        raise CliError("serve starts a new session in every tab, so --resume does not apply "
-                       "(resume one from the sessions screen, f3, inside a tab)")
+    if args.resume is not None or args.continue_:
+        raise CliError("serve starts a new workspace in every tab, so --resume and -c do not "
+                       "apply (open saved sessions from the sessions screen, f3, in a tab)")
     choose_route(args, load_settings(args))
     if not 0 < args.port < 65536:
         raise CliError(f"--port {args.port} is not a TCP port")

@@ -20,6 +20,7 @@ from dsh_tui.harness import (
     message_text,
     user_message,
 )
+from dsh_tui.harness.names import claim_name
 
 from .tools import Tool, ToolCall, ToolOutput
 
@@ -93,7 +94,9 @@ async def spawn_agent(call: ToolCall) -> ToolOutput:
                                  max_tokens=options.max_tokens,
                                  reasoning_effort=options.reasoning_effort,
                                  temperature=options.temperature)
-    title = name or (task if len(task) <= 40 else task[:39] + "…")
+    # Unique in the workspace and never a disposed agent's: "researcher", "researcher 2"…
+    title = claim_name(parent.ctx, name or (task if len(task) <= 40 else task[:39] + "…"),
+                       child_id)
 
     def setup(child_ctx: Any) -> None:
         set_title(child_ctx.agent.session, title)

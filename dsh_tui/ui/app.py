@@ -28,12 +28,14 @@ from textual.widget import Widget
 from textual.widgets import Footer
 
 from dsh_tui.harness import Context, UserMessage, user_message
+from dsh_tui.harness.names import rename, suggest_numbered, take_name
 
 from .keys import ACTIONS, key_name, keys_for, startup_keymap
 from .screens.confirm import ConfirmScreen
 from .screens.edit import EditScreen
 from .screens.help import HelpScreen
-from .screens.sessions import SessionsScreen
+from .screens.name import NameScreen
+from .screens.sessions import Chosen, SessionsScreen, target_of
 from .state.agent_view import AgentView
 from .state.breakpoints import CONTINUE, SKIP, Breakpoints, Pause
 from .state.bridge import Bridge, FlushBatch
@@ -43,7 +45,19 @@ from .state.lanes import LANE_TARGET, LANES, lane_of, source_for, with_lane
 from .state.search import SearchState
 from .state.text import visible, visible_label
 from .state.transcript import token_figures, waiting_seconds
-from .state.world import HandleBook, create_agent, resume_tree, spawn_child
+from .state.workspace import (
+    initial_breakpoints,
+    initial_selection,
+    open_target,
+    record_breakpoint,
+    record_dropped,
+    record_root,
+    record_selected,
+    root_meta,
+    with_live,
+    workspace_cwd,
+)
+from .state.world import HandleBook, create_agent, spawn_child
 from .strips import install as install_strip_fix
 from .themes import VARIABLE_DEFAULTS, load_themes
 from .widgets.agent_tree import AgentTree
@@ -167,6 +181,7 @@ class DshApp(App[None]):
         Binding("escape", "cancel_keep_inbox", "Stop", id="cancel_keep_inbox"),
         Binding("ctrl+l", "cancel_clear", "Stop+clear", id="cancel_clear"),
         Binding("ctrl+n", "new_agent", "New agent", id="new_agent"),
+        Binding("f6", "rename_agent", "Rename", id="rename_agent", show=False),
         Binding("f2", "toggle_event_log", "Events", id="toggle_event_log"),
         Binding("f1", "help", "Help", id="help"),
         Binding("f3", "sessions", "Sessions", id="sessions", show=False),
@@ -185,7 +200,7 @@ class DshApp(App[None]):
     """Seconds within which a second ctrl+c on an idle agent quits."""
 
     READ_ONLY_HIDDEN = frozenset({"followup", "steer", "inject", "newline", "new_agent",
-                                  "cancel_keep_inbox", "cancel_clear", "spawn_child",
+                                  "cancel_keep_inbox", "cancel_clear", "spawn_child", "rename_agent",
                                   "dispose_agent", "toggle_breakpoint", "edit_item",
                                   "remove_item", "move_item_up", "move_item_down",
                                   "move_item_lane", "undo_discard", "clear_inbox"})
@@ -291,6 +306,21 @@ class DshApp(App[None]):
             self.say(READ_ONLY_NOTICE)
         else:
             self.breakpoints = Breakpoints(self.ctx, self._on_pause, self._on_resume)
+            self._restore_workspace()
+
+    def _restore_workspace(self) -> None:
+        """A reopened workspace comes back as it was left: its selection and breakpoints."""
+        assert self.breakpoints is not None
+        armed = {agent_id for agent_id in initial_breakpoints(self.ctx)
+                 if self.ctx.agents.get(agent_id) is not None}
+        for agent_id in armed:
+            if not self.breakpoints.is_armed(agent_id):
+                self.breakpoints.toggle(agent_id)
+        if armed:
+            self.tree.refresh_rows(self.bridge.views, armed)
+        wanted = initial_selection(self.ctx)
+        if wanted is not None and wanted in self.bridge.views:
+            self.select_agent(wanted)
 
     def on_unmount(self) -> None:
         self._closing = True
@@ -418,6 +448,7 @@ class DshApp(App[None]):
             return
         if agent_id != self.selected_id:
             self.selected_id = agent_id
+            record_selected(self.ctx, agent_id)
             view = self.selected_view
             self.transcript.show(view)
             self.inbox.show(view)
@@ -871,19 +902,27 @@ class DshApp(App[None]):
         if self.read_only:
             self.say(READ_ONLY_NOTICE, "warning")
             return
-        title = f"agent {len(self.ctx.agents.roots()) + 1}"
-        self._choose_route(f"Route for {title}", self._likely_route(),
-                           lambda route: self._create_root(title, route))
+        suggested = suggest_numbered(self.ctx, "agent", len(self.ctx.agents.roots()) + 1)
+
+        def named(title: str | None) -> None:
+            if title:
+                self._choose_route(f"Route for {title}", self._likely_route(),
+                                   lambda route: self._create_root(title, route))
+
+        self.push_screen(NameScreen("Name the new agent", suggested), named)
 
     @work(group="agents", exit_on_error=False)
     async def _create_root(self, title: str, route: Any = None) -> None:
         provider, model = self._route()
         try:
             handle = await create_agent(self.ctx, provider=provider, model=model, title=title,
-                                        options=route.agent_options() if route else None)
+                                        options=route.agent_options() if route else None,
+                                        meta=root_meta(self.ctx))
         except Exception as error:
             self.say(f"Could not create an agent: {error}", "error")
             return
+        take_name(self.ctx, title, handle.agent.id)
+        record_root(self.ctx, handle.agent.id)
         await self._adopt(handle.agent.id)
         self.say(f"Created {title}. Type its first message below.", timeout=3)
         self.composer.focus()
@@ -901,7 +940,9 @@ class DshApp(App[None]):
         if agent is None or self.breakpoints is None:
             return
         name = self.display_name(agent.id)
-        if self.breakpoints.toggle(agent.id):
+        armed = self.breakpoints.toggle(agent.id)
+        record_breakpoint(self.ctx, agent.id, armed)
+        if armed:
             self.say(f"Breakpoint set: {name} stops before each step and shows what it will "
                      f"send ({' / '.join(keys_for(self, 'toggle_breakpoint'))} again removes it).")
         else:
@@ -967,6 +1008,7 @@ class DshApp(App[None]):
         agent_id = pause.agent.id
         if decision == DISARM and self.breakpoints is not None:
             self.breakpoints.disarm(agent_id)
+            record_breakpoint(self.ctx, agent_id, False)
         pause.resolve(SKIP if decision == SKIP else CONTINUE)
         name = self.display_name(agent_id)
         if decision == SKIP:
@@ -1020,10 +1062,15 @@ class DshApp(App[None]):
         agent = self._writable_agent()
         if agent is None:
             return
-        self._children += 1
-        title = f"{self.display_name(agent.id)} › child {self._children}"
-        self._choose_route(f"Route for {title}", self._likely_route(agent),
-                           lambda route: self._spawn(agent, title, route))
+        suggested = suggest_numbered(self.ctx, f"{self.display_name(agent.id)} › child")
+
+        def named(title: str | None) -> None:
+            if title:
+                self._choose_route(f"Route for {title}", self._likely_route(agent),
+                                   lambda route: self._spawn(agent, title, route))
+
+        self.push_screen(NameScreen(f"Name the new child of {self.display_name(agent.id)}",
+                                    suggested), named)
 
     @work(group="agents", exit_on_error=False)
     async def _spawn(self, parent: Any, title: str, route: Any = None) -> None:
@@ -1033,6 +1080,7 @@ class DshApp(App[None]):
         except Exception as error:
             self.say(f"Could not spawn a child of {self.display_name(parent.id)}: {error}", "error")
             return
+        take_name(self.ctx, title, handle.agent.id)
         await self._adopt(handle.agent.id)
         self.say(f"Spawned {title}, owned by {self.display_name(parent.id)}. Type its task below.",
                  timeout=3)
@@ -1081,6 +1129,7 @@ class DshApp(App[None]):
         except Exception as error:
             self.say(f"Disposing {name} failed: {error}", "error")
             return
+        record_dropped(self.ctx, agent_id)  # the workspace does not bring it back
         self.handles.forget(agent_id)
         self.say(f"Disposed {name}.", timeout=3)
 
@@ -1113,6 +1162,27 @@ class DshApp(App[None]):
             except (ConfigError, OSError) as error:
                 self.say(f"Theme not saved: {error}", "warning")
 
+    def action_rename_agent(self) -> None:
+        """Name the selected agent: a `session/title` in its log (source user, as upstream
+        records a rename), shown in the tree, the composer target, the transcript title,
+        the sessions list and exports."""
+        agent = self._writable_agent()
+        if agent is None:
+            return
+        old = self.display_name(agent.id)
+
+        def named(name: str | None) -> None:
+            if not name or name == old or self.ctx.agents.get(agent.id) is None:
+                return
+            rename(agent.session, name)
+            take_name(self.ctx, name, agent.id)
+            self.bridge.flush()
+            self.tree.refresh_rows(self.bridge.views, {agent.id})
+            self._update_titles()
+            self.say(f"Renamed {old} to {name}.", timeout=3)
+
+        self.push_screen(NameScreen(f"Rename {old}", old), named)
+
     def action_sessions(self) -> None:
         persistence = self.ctx.registry.persistence
         if persistence is None:
@@ -1122,45 +1192,92 @@ class DshApp(App[None]):
 
     @work(group="sessions", exclusive=True, exit_on_error=False)
     async def _show_sessions(self, persistence: Any) -> None:
-        """Headers and summaries are file reads: they happen off the event loop."""
+        """The catalog is file reads: it is built off the event loop."""
+        from dsh_tui.harness.persistence.catalog import build_catalog
+
         try:
-            headers, summaries, elsewhere = await asyncio.to_thread(_stored_sessions,
-                                                                    persistence)
+            catalog = await asyncio.to_thread(build_catalog, persistence)
         except Exception as error:
             self.say(f"Could not list saved sessions: {error}", "error")
             return
         live = {agent.id for agent in self.ctx.agents.list()}
-        for session_id in live:
-            elsewhere.pop(session_id, None)
-        stored = {str(h.get("id")) for h in headers}
-        opened = [dict(a.session.header) for a in self.ctx.agents.list() if a.id not in stored]
-        for agent in self.ctx.agents.list():
-            summaries.setdefault(agent.id, {})["title"] = self.display_name(agent.id)
-        headers = sorted([*headers, *opened], key=lambda h: h.get("createdAt") or 0,
-                         reverse=True)
+        catalog = with_live(catalog, self.ctx, self.display_name)
 
-        def chosen(session_id: str | None) -> None:
-            if session_id in elsewhere:
-                self.say(f"{summaries.get(session_id, {}).get('title') or session_id} is open "
-                         f"in another dsh-tui ({elsewhere[session_id]}): one process writes a "
-                         "session at a time. Quit it there first.", "warning", timeout=8)
-            elif session_id and session_id not in live:
-                self._resume(session_id, headers)
-            elif session_id:
-                self.select_agent(session_id, focus_tree=True)
+        def chosen(choice: Chosen | None) -> None:
+            if choice is None:
+                return
+            entry = choice.entry
+            if entry is not None and entry.id in live:
+                self.select_agent(entry.id, focus_tree=True)
+                return
+            holder = entry.holder if entry is not None else choice.group.holder
+            if holder is not None and not holder.is_this_process:
+                what = visible_label(entry.name) if entry is not None else \
+                    f"workspace {choice.group.id}"
+                self.say(f"{what} is open in another dsh-tui ({holder.describe()}): one "
+                         "process writes a session at a time. Quit it there first.",
+                         "warning", timeout=8)
+                return
+            self._resume(target_of(catalog, choice), persistence)
 
-        self.push_screen(SessionsScreen(headers, live, summaries=summaries,
-                                        elsewhere=elsewhere), chosen)
+        self.push_screen(SessionsScreen(catalog, live, on_action=partial(
+            self._tidy, persistence)), chosen)
+
+    def _tidy(self, persistence: Any, choice: Chosen) -> tuple[str, list[Any]]:
+        """Delete, archive or export a row of the sessions screen (it asked first)."""
+        from dsh_tui.harness.persistence.catalog import build_catalog, remove
+
+        if choice.action == "export":
+            return self._export(persistence, choice), with_live(
+                build_catalog(persistence), self.ctx, self.display_name)
+        tree = [e for _, e in (choice.entry.walk() if choice.entry is not None
+                               else choice.group.walk())]
+        open_here = [e for e in tree if self.ctx.agents.get(e.id) is not None]
+        if open_here:
+            return (f"{visible_label(open_here[0].name)} is open here: dispose it first "
+                    f"({key_name(self, 'dispose_agent')} in the tree).",
+                    with_live(build_catalog(persistence), self.ctx, self.display_name))
+        count = remove(persistence, choice.group, choice.entry,
+                       archive=choice.action == "archive")
+        done = "Archived" if choice.action == "archive" else "Deleted"
+        return (f"{done} {count} session{'s' if count != 1 else ''}.",
+                with_live(build_catalog(persistence), self.ctx, self.display_name))
+
+    def _export(self, persistence: Any, choice: Chosen) -> str:
+        import os
+        from pathlib import Path
+
+        from dsh_tui.harness.persistence import read_session_log
+
+        from .state.export import export_markdown
+
+        entries = [e for _, e in (choice.entry.walk() if choice.entry is not None
+                                  else choice.group.walk())]
+        folder = Path(workspace_cwd(self.ctx) or os.getcwd())
+        written = []
+        for entry in entries:
+            header, events = read_session_log(persistence.path_for(entry.header))
+            target = folder / f"dsh-tui-{entry.id}.md"
+            target.write_text(export_markdown(header, events), encoding="utf-8")
+            written.append(target.name)
+        return f"Exported {len(written)} session(s) as Markdown to {folder}: " + \
+            ", ".join(written[:3]) + (" …" if len(written) > 3 else "")
 
     @work(group="agents", exit_on_error=False)
-    async def _resume(self, session_id: str, headers: list[Any]) -> None:
+    async def _resume(self, target: Any, persistence: Any) -> None:
         try:
-            handle = await resume_tree(self.ctx, session_id, headers)
+            handles = await open_target(self.ctx, target, persistence.list_sessions())
         except Exception as error:
-            self.say(f"Could not resume {session_id}: {error}", "error")
+            self.say(f"Could not resume: {error}", "error")
             return
-        await self._adopt(handle.agent.id)
-        self.say(f"Resumed {self.display_name(handle.agent.id)}.", timeout=3)
+        if not handles:
+            return
+        chosen = target.select if target.select and self.ctx.agents.get(target.select) \
+            is not None else handles[0].agent.id
+        await self._adopt(chosen)
+        self.say(f"Resumed {self.display_name(chosen)}"
+                 + (f" and {len(handles) - 1} more" if len(handles) > 1 else "") + ".",
+                 timeout=3)
 
     def action_command_palette(self) -> None:
         if self.use_command_palette and not CommandPalette.is_open(self):
@@ -1300,27 +1417,3 @@ class DshApp(App[None]):
         if not self.event_log.has_class("-visible"):
             self.action_toggle_event_log()
         self.event_log.action_toggle_scope()
-
-
-SUMMARISED_SESSIONS = 200
-
-
-def _stored_sessions(persistence: Any,
-                    ) -> tuple[list[Any], dict[str, dict[str, Any]], dict[str, str]]:
-    """Stored headers, newest first; the title/first prompt of the newest ones; and the
-    sessions another process has open (id → who, e.g. "pid 4242 on host"): a second
-    writer would interleave its seqs with theirs, so those are shown open, not resumable."""
-    headers = list(persistence.list_sessions())
-    describe = getattr(persistence, "describe", None)
-    summaries: dict[str, dict[str, Any]] = {}
-    if describe is not None:
-        for header in headers[:SUMMARISED_SESSIONS]:
-            summaries[str(header.get("id"))] = describe(header)
-    elsewhere: dict[str, str] = {}
-    holder_of = getattr(persistence, "lock_holder", None)
-    if holder_of is not None:
-        for header in headers:
-            holder = holder_of(header)
-            if holder is not None and not holder.is_this_process:
-                elsewhere[str(header.get("id"))] = holder.describe()
-    return headers, summaries, elsewhere

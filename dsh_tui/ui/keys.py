@@ -52,6 +52,9 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Remove every pending item of the selected agent (asks first)", "Inbox"),
     ActionSpec("spawn_child", "Spawn child agent",
                "Create an agent owned by the selected one", "Agents"),
+    ActionSpec("rename_agent", "Rename agent",
+               "Name the selected agent (kept in its log; shown in the tree, the composer, "
+               "the transcript title, the sessions list and exports)", "Agents"),
     ActionSpec("dispose_agent", "Dispose agent",
                "Dispose the selected agent and its children (asks first)", "Agents"),
     ActionSpec("toggle_breakpoint", "Break before each step",
@@ -127,15 +130,16 @@ def default_bindings() -> dict[str, Binding]:
     return found
 
 
-BROWSER_KEYS: dict[str, str] = {"inject": "alt+t", "new_agent": "alt+n"}
+BROWSER_KEYS: dict[str, str] = {"inject": "alt+t", "new_agent": "alt+n",
+                                "rename_agent": "alt+r"}
 """Served to a browser (`dsh-tui serve`): actions whose default key the browser keeps for
 itself (ctrl+t opens a tab, ctrl+n a window) get a key the browser passes on. The
 config's `[keys]` still wins."""
 
 BROWSER_KEPT = frozenset({
     "ctrl+t", "ctrl+n", "ctrl+w", "ctrl+tab", "ctrl+shift+tab", "ctrl+pageup",
-    "ctrl+pagedown", "ctrl+shift+t", "ctrl+shift+n", "ctrl+shift+w", "ctrl+shift+q"})
-"""Keys a browser acts on before the page sees them (tabs, windows): never shown there."""
+    "ctrl+pagedown", "ctrl+shift+t", "ctrl+shift+n", "ctrl+shift+w", "ctrl+shift+q", "f6"})
+"""Keys a browser acts on before the page sees them (tabs, windows, f6 the address bar): never shown there."""
 
 UNTOLD = frozenset({"shift+enter"})
 """Keys that most terminals, and every browser, send exactly as another key (shift+enter

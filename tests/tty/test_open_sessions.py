@@ -37,20 +37,20 @@ def test_a_session_open_in_one_terminal_is_marked_open_and_not_resumed_in_anothe
 
     listing = subprocess.run([str(BINARY), "--data-dir", str(first.data_dir), "sessions"],
                              capture_output=True, text=True, timeout=30)
-    assert f"{session_id}" in listing.stdout and f"● open (pid {first.pid}" in listing.stdout
+    assert f"{session_id}" in listing.stdout
+    assert f"● open in another dsh-tui (pid {first.pid}" in listing.stdout  # its workspace
+    row = next(line for line in listing.stdout.splitlines()
+               if session_id in re.split(r"\s{2,}", line.strip()))  # its id column
+    assert "● open" in row
 
     second = terminal(config=FAST)
     second.press("f3")
     second.wait_for("Saved sessions")
     second.wait_for(f"in another dsh-tui (pid {first.pid}")
-    # Rows are newest first: the second terminal's own (live, not yet saved) agent, then
-    # the first terminal's sessions (its root, and a sub-agent if the demo started one).
-    # Move from the first row down to the first terminal's root and try to resume it.
-    rows = [line for line in second.lines() if re.search(r"\d\d:\d\d  \w", line)]
-    target = next(i for i, line in enumerate(rows) if f"  {session_id}  ● open in another" in line)
-    assert target > 0 and "another dsh-tui" not in rows[0]
-    second.press(*["down"] * target)
-    second.settle()
+    # Typing filters: the first terminal's root is the one row left; try to resume it.
+    second.type(session_id)
+    second.wait_for(f"filter: {session_id}")  # the root (and its children) are left,
+    second.settle()  # the root's row highlighted
     second.press("enter")
     second.wait_for("is open in another dsh-tui")
     screen = second.settle()

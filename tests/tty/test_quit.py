@@ -29,6 +29,9 @@ def _queue_work(term: Terminal) -> None:
     term.press("ctrl+p")
     term.wait_for("Search for commands")
     term.write(burst("spawn child agent", key("enter")))
+    term.wait_for("Name the new child")
+    term.press("enter")  # the offered name: demo › child 1
+    term.wait_gone("Name the new child")
     term.wait_for("child 1")
     term.write(burst("child task", key("enter")))
     term.wait_until(lambda: term.text().count(" t1") >= 2, "the child's turn")

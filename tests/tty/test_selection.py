@@ -27,6 +27,15 @@ def _shown(term: Terminal) -> dict[str, str]:
     }
 
 
+def _new_agent(term: Terminal, name: str) -> None:
+    """ctrl+n asks for a name, offering the next free one; enter takes it."""
+    term.press("ctrl+n")
+    term.wait_for("Name the new agent")
+    term.press("enter")
+    term.wait_gone("Name the new agent")
+    term.wait_for(f"→ {name}")
+
+
 def _agree(term: Terminal) -> str:
     shown = _shown(term)
     assert len(set(shown.values())) == 1, f"the screen names different agents: {shown}"
@@ -36,11 +45,9 @@ def _agree(term: Terminal) -> str:
 def test_ctrl_n_selects_the_new_agent_and_moves_the_cursor_to_it(
         terminal: Callable[..., Terminal]) -> None:
     term = terminal(cols=100, rows=24, config=FAST)
-    term.press("ctrl+n")
-    term.wait_for("agent 2")
+    _new_agent(term, "agent 2")
     term.press("tab")  # the tree has focus: ctrl+n there used to start the ping-pong
-    term.press("ctrl+n")
-    term.wait_for("agent 3")
+    _new_agent(term, "agent 3")
     term.settle()
     assert _agree(term) == "agent 3"
 
@@ -49,8 +56,7 @@ def test_a_navigation_burst_leaves_one_still_selection_and_an_idle_app(
         terminal: Callable[..., Terminal]) -> None:
     term = terminal(cols=100, rows=24, config=FAST)
     for name in ("agent 2", "agent 3"):
-        term.press("ctrl+n")
-        term.wait_for(name)
+        _new_agent(term, name)
     term.press("tab")  # focus the tree
     term.wait_gone("Created agent")  # the toasts time out: then nothing else should move
     term.press("up", "up", "down", "up", "down", "down", "up")  # key repeat: one read

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from textual.widgets import Input
+
 from dsh_tui.llm.scripted import hang, text
 from dsh_tui.ui.screens.confirm import ConfirmScreen
+from dsh_tui.ui.screens.name import NameScreen
 from dsh_tui.ui.state.world import HandleBook
 
 from .conftest import SIZE, add_agent, idle, make_app, msg, screen_text, settle, wait_until, world
@@ -93,7 +96,10 @@ async def test_ctrl_n_creates_a_root_and_c_spawns_an_owned_child() -> None:
     planner = await add_agent(ctx, "planner", "planner")
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("ctrl+n")
+        await pilot.press("ctrl+n")  # asks for a name, offering the next free default
+        await wait_until(pilot, lambda: isinstance(app.screen, NameScreen))
+        assert app.screen.query_one(Input).value == "agent 2"
+        await pilot.press("enter")  # accepted as offered
         await wait_until(pilot, lambda: len(ctx.agents.roots()) == 2)
         await app.workers.wait_for_complete()
         await settle(pilot)
@@ -103,6 +109,9 @@ async def test_ctrl_n_creates_a_root_and_c_spawns_an_owned_child() -> None:
         app.select_agent("planner")
         app.tree.focus()
         await pilot.press("ctrl+k")
+        await wait_until(pilot, lambda: isinstance(app.screen, NameScreen))
+        assert app.screen.query_one(Input).value == "planner › child 1"
+        await pilot.press(*"scout", "enter")  # typing replaces the offered name
         await wait_until(pilot, lambda: len(ctx.agents.children_of(planner)) == 1)
         await app.workers.wait_for_complete()
         await settle(pilot)
@@ -111,6 +120,7 @@ async def test_ctrl_n_creates_a_root_and_c_spawns_an_owned_child() -> None:
         assert child.session.header["origin"] == "subagent"
         assert child.session.header["parentSession"] == "planner"
         assert f"planner/{child.id}" in tree_paths(app)
+        assert app.bridge.views[child.id].name == "scout"
         assert app.selected_id == child.id and app.focused is app.composer
         await pilot.press(*"do the sub-task")
         await pilot.press("enter")

@@ -148,6 +148,8 @@ async def test_palette_lists_actions_with_keys_and_runs_them() -> None:
         await pilot.press(*"new root agent")
         await wait_until(pilot, lambda: "New root agent  (^n)" in screen_text(app))
         await pilot.press("enter")
+        await wait_until(pilot, lambda: "Name the new agent" in screen_text(app))
+        await pilot.press("enter")
         await wait_until(pilot, lambda: len(ctx.agents.roots()) == 2)
 
 
@@ -345,11 +347,11 @@ async def test_sessions_screen_lists_and_resumes_saved_sessions(tmp_path: Path) 
         await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
         await pilot.pause()
         shown = screen_text(app)
-        assert "old-session" in shown and "current" in shown and "● open" in shown
+        assert "old-session" in shown and "current" in shown and "open here" in shown
         assert "remember me" in shown  # the stored session's first prompt, to recognise it
         options = app.screen.query_one("#sessions-list")
         options.highlighted = next(i for i, o in enumerate(options.options)
-                                   if o.id == "old-session")
+                                   if o.id == "s:old-session")
         await pilot.press("enter")
         await wait_until(pilot, lambda: ctx.agents.get("old-session") is not None)
         await app.workers.wait_for_complete()

@@ -40,7 +40,8 @@ def test_the_served_command_carries_the_options_but_never_the_key(tmp_path: Path
 def test_serve_refuses_bad_options_in_one_line(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "DEEPSEEK_API_KEY"}
     # Two tabs resuming one session would both append to its log: refused.
-    for extra in (["--provider", "deepseek"], ["--provider", "nope"], ["--resume", "abc"]):
+    for extra in (["--provider", "deepseek"], ["--provider", "nope"], ["--resume", "abc"],
+                  ["-c"]):
         result = subprocess.run(
             [sys.executable, "-m", "dsh_tui", *extra, "serve", "--port", str(free_port())],
             capture_output=True, text=True, env=env, timeout=HANG_GUARD_S)

@@ -100,6 +100,10 @@ class JsonlPersistence:
         self._locks: dict[str, SessionLock] = {}  # session id -> its held lock
         self._detach: Callable[[], None] | None = None
         self.lost_on_exit: str | None = None  # set by detach when events could not be written
+        self.on_first_write: list[Callable[[Mapping[str, Any]], None]] = []
+        """Called with a new session's header just before its log is first created (the
+        workspace creates its own record there, so a session never exists on disk without
+        the workspace it belongs to). An exception is logged, never raised."""
 
     def __repr__(self) -> str:
         return f"JsonlPersistence({str(self.root)!r})"
@@ -370,7 +374,7 @@ class JsonlPersistence:
             found = []
         if not found:
             writer = SessionWriter(header, planned, materialized=False)
-            writer.before_create = lambda directory: self._lock_new(session.id, directory)
+            writer.before_create = lambda directory: self._before_create(header, directory)
             return writer
         path = found[0]
         if path.parent != planned.parent:
@@ -388,6 +392,14 @@ class JsonlPersistence:
                 "session does not continue (id collision); resume it instead of creating it")
         return SessionWriter(header, path, materialized=True, compression=compression,
                              size=size, next_seq=len(stored))
+
+    def _before_create(self, header: Mapping[str, Any], directory: Path) -> None:
+        self._lock_new(header["id"], directory)
+        for observer in list(self.on_first_write):
+            try:
+                observer(header)
+            except Exception:
+                log.exception('session "%s": a first-write observer failed', header["id"])
 
     def _lock_new(self, session_id: str, directory: Path) -> None:
         try:

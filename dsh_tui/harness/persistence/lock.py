@@ -73,11 +73,12 @@ class LockInfo:
         return f"pid {self.pid}{where}"
 
 
-def lock_file(path: Path) -> Path:
-    """The lock file of a session, given its log file or its directory."""
+def lock_file(path: Path, name: str = LOCK_NAME) -> Path:
+    """The lock file of a session, given its log file or its directory (`name`: another
+    record that locks the same way, a workspace's `workspace.lock`)."""
     path = Path(path)
     directory = path.parent if path.name in LOG_NAMES else path
-    return directory / LOCK_NAME
+    return directory / name
 
 
 def _read_info(fd: int) -> LockInfo:
@@ -91,7 +92,7 @@ def _read_info(fd: int) -> LockInfo:
         return LockInfo(None, None)  # being written right now, or not ours
 
 
-def lock_holder(path: Path) -> LockInfo | None:
+def lock_holder(path: Path, name: str = LOCK_NAME) -> LockInfo | None:
     """The holder of the session at `path` (log file or directory), or None if it is free.
 
     One open and one non-blocking probe; never creates, waits or raises for
@@ -100,7 +101,7 @@ def lock_holder(path: Path) -> LockInfo | None:
     if fcntl is None:
         return None
     try:
-        fd = os.open(lock_file(path), os.O_RDONLY | _O_CLOEXEC)
+        fd = os.open(lock_file(path, name), os.O_RDONLY | _O_CLOEXEC)
     except OSError:
         return None
     try:
@@ -125,7 +126,8 @@ class SessionLock:
         self._key = key
 
     @classmethod
-    def acquire(cls, path: Path, session_id: str) -> SessionLock:
+    def acquire(cls, path: Path, session_id: str, *, name: str = LOCK_NAME,
+                what: str = "session") -> SessionLock:
         """Take the lock of the session at `path` (log file or directory, which must exist).
 
         Raises `SessionLockedError` naming the holder. Where the lock file
@@ -133,7 +135,7 @@ class SessionLock:
         `flock`, returns an unheld lock: such a session cannot be written by
         anyone, and refusing to open it would hide it for no gain.
         """
-        target = lock_file(path)
+        target = lock_file(path, name)
         if fcntl is None:
             return cls(target, None)
         key = os.path.realpath(target)
@@ -142,20 +144,20 @@ class SessionLock:
             if held is not None:
                 held[1] += 1
                 return cls(target, held[0], key)
-            lock = cls._acquire(target, key, session_id)
+            lock = cls._acquire(target, key, session_id, what)
             if lock._fd is not None and lock._key is not None:
                 _HELD[key] = [lock._fd, 1]
             return lock
 
     @classmethod
-    def _acquire(cls, target: Path, key: str, session_id: str) -> SessionLock:
+    def _acquire(cls, target: Path, key: str, session_id: str, what: str) -> SessionLock:
         try:
             fd = os.open(target, os.O_RDWR | os.O_CREAT | _O_CLOEXEC, 0o600)
         except OSError:
             try:
                 fd = os.open(target, os.O_RDONLY | _O_CLOEXEC)
             except OSError as error:
-                log.warning('session "%s": cannot create its lock file %s (%s)', session_id,
+                log.warning('%s "%s": cannot create its lock file %s (%s)', what, session_id,
                             target, error)
                 return cls(target, None)
         deadline = time.monotonic() + _ACQUIRE_PATIENCE
@@ -170,7 +172,7 @@ class SessionLock:
                 holder = _read_info(fd)
                 os.close(fd)
                 raise SessionLockedError(
-                    f'session "{session_id}" is open in another dsh-tui ({holder.describe()}); '
+                    f'{what} "{session_id}" is open in another dsh-tui ({holder.describe()}); '
                     "close it there first", holder) from None
             except OSError as error:
                 if error.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOTSUP,

@@ -117,16 +117,18 @@ def _children_of(headers: list[Mapping[str, Any]], session_id: str) -> list[str]
 
 
 async def resume_tree(ctx: ContextSurface, session_id: str,
-                      headers: list[Mapping[str, Any]]) -> AgentHandle:
+                      headers: list[Mapping[str, Any]],
+                      skip: frozenset[str] | set[str] = frozenset()) -> AgentHandle:
     """Resume `session_id` as a root, then its sub-agent sessions as its owned children
-    (through the parent's `agent.ctx.agents`), at any depth. Returns the root handle."""
+    (through the parent's `agent.ctx.agents`), at any depth, except those in `skip` (and
+    theirs): children the person disposed. Returns the root handle."""
     book = HandleBook.of(ctx)
     handle = book.remember(await ctx.agents.resume(ResumeAgentOptions(
         resume_session_id=session_id)))
     pending = [(handle.agent, child) for child in _children_of(headers, session_id)]
     while pending:
         parent, child_id = pending.pop(0)
-        if parent.ctx.agents.get(child_id) is not None:
+        if child_id in skip or parent.ctx.agents.get(child_id) is not None:
             continue
         child = book.remember(await parent.ctx.agents.resume(ResumeAgentOptions(
             resume_session_id=child_id)))

@@ -1,0 +1,359 @@
+"""A workspace: what one person left open, kept as an append-only record beside the sessions.
+
+All root agents of one app run (and, through their headers' `parentSession`, their
+children) belong to one workspace. The record says which roots it holds, which of them
+the person disposed, which agent was selected, which had a breakpoint and which names
+were ever given (default names are never reused). Everything else (inboxes, names,
+transcripts) is in the session logs themselves.
+
+On disk, inside the project directory of its working directory (upstream's layout):
+
+    <root>/--<project_key(cwd)>--/~workspaces/<encode_segment(id)>/workspace.jsonl
+
+`~workspaces` is a name `encode_segment` never produces (it escapes `~` itself), so no
+session id can own that directory, and upstream's discovery, which only looks for
+`session.jsonl*` inside each directory of a project, passes over it. The file holds one
+JSON object a line, camelCase keys, written whole with one `os.write` on an O_APPEND
+descriptor before the call that records it returns, so a `kill -9` leaves every line
+written so far; a torn last line (a crash inside the write) is ignored when read and cut
+before the next append. Like a session, a workspace has one writer: `workspace.lock`
+(the same `flock` as `session.lock`) is held while it is open, and another process gets
+`SessionLockedError` naming the holder.
+
+A new workspace is created on disk only when one of its sessions is (the first accepted
+message): an app opened and closed leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .fileio import make_private_dirs, open_append, write_all
+from .lock import SessionLock, lock_holder
+from .paths import encode_segment, project_dir_name
+
+log = logging.getLogger("dsh_tui.harness.persistence")
+
+WORKSPACES_DIR = "~workspaces"
+WORKSPACE_LOG = "workspace.jsonl"
+WORKSPACE_LOCK = "workspace.lock"
+WORKSPACE_VERSION = 1
+_READ_LIMIT = 16 << 20  # a workspace record is a few KB; refuse to fold a runaway file
+
+
+def new_workspace_id() -> str:
+    """A fresh, short workspace id (`ws-` and 8 hex digits)."""
+    return f"ws-{uuid.uuid4().hex[:8]}"
+
+
+def workspace_dir(root: Path, cwd: str | None, workspace_id: str) -> Path:
+    """The directory that owns the workspace `workspace_id` of `cwd` (no I/O)."""
+    return root / project_dir_name(cwd) / WORKSPACES_DIR / encode_segment(workspace_id)
+
+
+def _now() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass
+class WorkspaceState:
+    """The fold of one workspace record: the latest word on every question it answers."""
+
+    id: str
+    created_at: int
+    cwd: str | None
+    path: Path
+    roots: list[str] = field(default_factory=list)
+    """Root session ids in the order they joined, minus the ones disposed."""
+    dropped: set[str] = field(default_factory=set)
+    """Sessions the person disposed (roots or children): not reopened."""
+    joined: dict[str, int] = field(default_factory=dict)
+    """Root session id → when it joined (a root claimed by two workspaces goes to the later)."""
+    selected: str | None = None
+    breakpoints: set[str] = field(default_factory=set)
+    names: set[str] = field(default_factory=set)
+    """Every name given in this workspace, disposed agents' included."""
+    last_activity: int = 0
+
+    def apply(self, record: Mapping[str, Any]) -> None:
+        """Fold one record; unknown types and malformed fields are ignored (a newer build's)."""
+        kind = record.get("type")
+        when = record.get("time")
+        if type(when) is int:
+            self.last_activity = max(self.last_activity, when)
+        session = record.get("session")
+        if not isinstance(session, str) or not session:
+            session = None
+        if kind == "root" and session is not None:
+            if session not in self.roots:
+                self.roots.append(session)
+            self.dropped.discard(session)
+            self.joined[session] = when if type(when) is int else 0
+        elif kind == "dropped" and session is not None:
+            self.dropped.add(session)
+            if session in self.roots:
+                self.roots.remove(session)
+            if self.selected == session:
+                self.selected = None
+        elif kind == "selected" and session is not None:
+            self.selected = session
+        elif kind == "breakpoint" and session is not None:
+            if record.get("armed") is True:
+                self.breakpoints.add(session)
+            else:
+                self.breakpoints.discard(session)
+        elif kind == "name":
+            name = record.get("name")
+            if isinstance(name, str) and name:
+                self.names.add(name)
+
+
+def _parse(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
+def read_state(path: Path) -> tuple[WorkspaceState | None, int]:
+    """The folded state of the record at `path` and the length of its whole lines.
+
+    None when there is no complete header line. A torn last line (no newline yet) is
+    not folded and lies beyond the returned length; a damaged middle line is skipped.
+    """
+    with path.open("rb") as handle:
+        data = handle.read(_READ_LIMIT + 1)
+    if len(data) > _READ_LIMIT:
+        raise OSError(f"{path} is larger than a workspace record can be")
+    good = data.rfind(b"\n") + 1
+    lines = data[:good].split(b"\n")
+    header = _parse(lines[0]) if lines else None
+    if not isinstance(header, dict) or header.get("type") != "workspace" or \
+            not isinstance(header.get("id"), str) or type(header.get("createdAt")) is not int:
+        return None, good
+    cwd = header.get("cwd")
+    state = WorkspaceState(id=header["id"], created_at=header["createdAt"],
+                           cwd=cwd if isinstance(cwd, str) and cwd else None, path=path,
+                           last_activity=header["createdAt"])
+    for raw in lines[1:]:
+        record = _parse(raw) if raw.strip() else None
+        if isinstance(record, dict):
+            state.apply(record)
+    return state, good
+
+
+def list_workspaces(root: Path) -> list[WorkspaceState]:
+    """Every readable workspace record under `root`, most recently active first."""
+    found: list[WorkspaceState] = []
+    try:
+        projects = [Path(e.path) for e in os.scandir(root) if e.is_dir()]
+    except OSError:
+        return []
+    for project in projects:
+        holder = project / WORKSPACES_DIR
+        try:
+            entries = [Path(e.path) for e in os.scandir(holder) if e.is_dir()]
+        except OSError:
+            continue
+        for directory in entries:
+            path = directory / WORKSPACE_LOG
+            try:
+                state, _ = read_state(path)
+            except OSError:
+                continue
+            if state is None:
+                log.warning("skipping %s: no complete workspace header line", path)
+                continue
+            if workspace_dir(root, state.cwd, state.id) != directory:
+                log.warning('skipping %s: its header (id "%s") belongs elsewhere', path, state.id)
+                continue
+            found.append(state)
+    found.sort(key=lambda s: (s.last_activity, s.created_at), reverse=True)
+    return found
+
+
+def workspace_holder(state: WorkspaceState) -> Any:
+    """Who has this workspace open (a `LockInfo`), or None."""
+    return lock_holder(state.path.parent, WORKSPACE_LOCK)
+
+
+class Workspace:
+    """The open workspace of this app run: records as it goes, one writer at a time.
+
+    `Workspace.new(root, cwd)` starts one that exists only in memory until
+    `materialize()` (called when its first session reaches the disk);
+    `Workspace.reopen(root, state)` takes an existing record's lock (raising
+    `SessionLockedError` when another process holds it) and appends to it.
+    """
+
+    def __init__(self, root: Path, state: WorkspaceState, *, materialized: bool) -> None:
+        """Use `Workspace.new` or `Workspace.reopen`."""
+        self.root = root
+        self.state = state
+        self.materialized = materialized
+        self._pending: list[dict[str, Any]] = []
+        self._fd: int | None = None
+        self._lock: SessionLock | None = None
+        self._mutex = threading.Lock()
+        self.closed = False
+        self.failure: str | None = None
+        self.opened_selection: str | None = state.selected
+        """The selection as the workspace was opened (the app restores it once)."""
+        self.opened_breakpoints: set[str] = set(state.breakpoints)
+
+    @property
+    def id(self) -> str:
+        """The workspace id."""
+        return self.state.id
+
+    @property
+    def path(self) -> Path:
+        """The record file (it exists once materialized)."""
+        return self.state.path
+
+    @classmethod
+    def new(cls, root: Path, cwd: str | None, workspace_id: str | None = None) -> Workspace:
+        """A new workspace of `cwd` under `root`, in memory until `materialize()`."""
+        workspace_id = workspace_id or new_workspace_id()
+        path = workspace_dir(root, cwd, workspace_id) / WORKSPACE_LOG
+        return cls(root, WorkspaceState(id=workspace_id, created_at=_now(), cwd=cwd, path=path,
+                                        last_activity=_now()), materialized=False)
+
+    @classmethod
+    def reopen(cls, root: Path, state: WorkspaceState) -> Workspace:
+        """Take the record's lock, cut a torn last line, and append from there."""
+        lock = SessionLock.acquire(state.path.parent, state.id, name=WORKSPACE_LOCK,
+                                   what="workspace")
+        try:
+            fresh, good = read_state(state.path)
+            if fresh is None:
+                raise OSError(f"{state.path} has no workspace header line")
+            if state.path.stat().st_size > good:
+                os.truncate(state.path, good)
+            workspace = cls(root, fresh, materialized=True)
+            workspace._lock = lock
+            workspace._fd = open_append(state.path)
+        except BaseException:
+            lock.release()
+            raise
+        return workspace
+
+    # -- recording ------------------------------------------------------------------------------
+
+    def record(self, kind: str, **fields: Any) -> None:
+        """Fold and write one record (`time` added). Never raises: a failed write is logged
+        and kept for the next write, so the workspace never stops the app."""
+        record = {"type": kind, **{k: v for k, v in fields.items() if v is not None},
+                  "time": _now()}
+        with self._mutex:
+            if self.closed:
+                return
+            self.state.apply(record)
+            self._pending.append(record)
+            if self.materialized:
+                self._write_pending()
+
+    def _write_pending(self) -> None:
+        if not self._pending or self._fd is None:
+            return
+        data = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n"
+                       for r in self._pending).encode("utf-8")
+        try:
+            write_all(self._fd, data)
+        except OSError as error:
+            self.failure = f"{error.strerror or error}: {self.path}"
+            log.error("workspace %s: cannot write %s: %s", self.id, self.path, error)
+            return
+        self._pending.clear()
+        self.failure = None
+
+    def materialize(self) -> None:
+        """Create the record on disk (header and everything recorded so far). Idempotent."""
+        with self._mutex:
+            if self.materialized or self.closed:
+                return
+            directory = self.path.parent
+            try:
+                make_private_dirs(directory)
+                self._lock = SessionLock.acquire(directory, self.id, name=WORKSPACE_LOCK,
+                                                 what="workspace")
+                header: dict[str, Any] = {"type": "workspace", "version": WORKSPACE_VERSION,
+                                          "id": self.id, "createdAt": self.state.created_at}
+                if self.state.cwd is not None:
+                    header["cwd"] = self.state.cwd
+                line = json.dumps(header, ensure_ascii=False, separators=(",", ":")) + "\n"
+                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND
+                             | getattr(os, "O_CLOEXEC", 0), 0o600)
+                write_all(fd, line.encode("utf-8"))
+            except OSError as error:
+                self.failure = f"{error.strerror or error}: {self.path}"
+                log.error("workspace %s: cannot create %s: %s", self.id, self.path, error)
+                return
+            self._fd = fd
+            self.materialized = True
+            self._write_pending()
+
+    def close(self) -> None:
+        """Write what is pending, fsync, let go of the lock. Idempotent."""
+        with self._mutex:
+            if self.closed:
+                return
+            self.closed = True
+            fd, self._fd = self._fd, None
+            if fd is not None:
+                if self._pending:
+                    self._fd = fd
+                    self._write_pending()
+                    self._fd = None
+                try:
+                    os.fsync(fd)
+                except OSError:
+                    pass
+                os.close(fd)
+            if self._lock is not None:
+                self._lock.release()
+                self._lock = None
+
+    # -- names ----------------------------------------------------------------------------------
+
+    def claim_name(self, wanted: str, session: str | None = None, *,
+                   taken: Iterable[str] = ()) -> str:
+        """`wanted`, or `wanted 2`, `wanted 3`… : the first name never given in this
+        workspace (nor in `taken`); recorded as given."""
+        wanted = " ".join(wanted.split()) or "agent"
+        used = self.state.names | set(taken)
+        name, n = wanted, 1
+        while name in used:
+            n += 1
+            name = f"{wanted} {n}"
+        self.record("name", name=name, session=session)
+        return name
+
+    def free_numbered(self, base: str, start: int = 1, *, taken: Iterable[str] = ()) -> str:
+        """`base N` for the first N >= `start` never given here (nothing recorded)."""
+        used = self.state.names | set(taken)
+        n = max(start, 1)
+        while f"{base} {n}" in used:
+            n += 1
+        return f"{base} {n}"
+
+    def numbered_name(self, base: str, start: int = 1, session: str | None = None, *,
+                      taken: Iterable[str] = ()) -> str:
+        """`base N` for the first N >= `start` never given here; recorded as given."""
+        name = self.free_numbered(base, start, taken=taken)
+        self.record("name", name=name, session=session)
+        return name
+
+    def take_name(self, name: str, session: str | None = None) -> None:
+        """Record a name chosen by the person (kept as chosen, duplicates included)."""
+        if name not in self.state.names:
+            self.record("name", name=name, session=session)

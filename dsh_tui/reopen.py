@@ -1,0 +1,217 @@
+"""Leaving and coming back: which workspace an app run opens, and how to reopen it.
+
+`dsh-tui` starts a new workspace in its working directory (`--cwd` or the current one);
+`-c` reopens that directory's most recent workspace; `--resume X` reopens whatever X
+names (a workspace or a session: exact id, exact title, or unique id prefix; a session
+brings back its whole workspace with it selected); `--resume` alone picks from a list.
+Quitting prints the exact command that reopens the workspace. `dsh-tui sessions` prints
+the same catalog as trees (or JSON).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+from pathlib import Path
+from typing import Any
+
+from dsh_tui.cli import PICK, CliError, _check_terminal
+from dsh_tui.harness.names import claim_name
+from dsh_tui.harness.persistence import SessionLockedError
+from dsh_tui.harness.persistence.catalog import (
+    Ambiguous,
+    NoMatch,
+    Target,
+    WorkspaceEntry,
+    build_catalog,
+    most_recent,
+    resolve,
+    target_of_workspace,
+    to_json,
+)
+from dsh_tui.harness.persistence.workspace import Workspace
+from dsh_tui.harness.safe_text import visible_label
+from dsh_tui.ui.state.session_rows import status, tree_text, when
+from dsh_tui.ui.state.workspace import (
+    new_workspace,
+    open_target,
+    record_root,
+    reopen_workspace,
+    root_meta,
+    start_workspace,
+)
+from dsh_tui.ui.state.world import create_agent, new_agent_id
+
+REOPEN_OPTIONS = ("data_dir", "config", "route", "provider", "model", "base_url")
+"""Options a reopen command repeats when they were given (the sessions' place, the keys,
+and the route their agents need)."""
+
+
+def app_cwd(args: argparse.Namespace) -> str:
+    """The working directory of this run: `--cwd`, else the current one (absolute)."""
+    given = getattr(args, "cwd", None)
+    if given is None:
+        return os.path.abspath(os.getcwd())
+    path = Path(os.path.expanduser(given))
+    if not path.is_dir():
+        raise CliError(f"--cwd {given} is not a directory")
+    return os.path.abspath(path)
+
+
+def reopen_command(args: argparse.Namespace, what: str) -> str:
+    argv = ["dsh-tui"]
+    for name in REOPEN_OPTIONS:
+        value = getattr(args, name, None)
+        if value is not None:
+            if isinstance(value, Path):
+                value = os.path.abspath(os.path.expanduser(value))
+            argv += ["--" + name.replace("_", "-"), str(value)]
+    return shlex.join([*argv, "--resume", what])
+
+
+def _group_command(args: argparse.Namespace, group: WorkspaceEntry) -> str:
+    if group.id is not None:
+        return reopen_command(args, group.id)
+    return reopen_command(args, "ID") + "   (one tree: ID is its root's id)"
+
+
+def reopen_message(args: argparse.Namespace, workspace: Workspace | None) -> str | None:
+    """What quitting prints: the command that reopens this workspace (None if nothing was
+    saved: an app opened and closed leaves nothing to reopen)."""
+    if workspace is None or not workspace.materialized:
+        return None
+    roots = len(workspace.state.roots)
+    return (f"dsh-tui: workspace {workspace.id} is saved ({roots} root agent"
+            f"{'s' if roots != 1 else ''}, every inbox kept). Reopen it with:\n"
+            f"  {reopen_command(args, workspace.id)}")
+
+
+# -- choosing what to open ------------------------------------------------------------------------
+
+
+def _refuse_if_open(target: Target) -> None:
+    holder = target.group.holder
+    if target.group.id is not None and holder is not None and not holder.is_this_process:
+        raise CliError(f"workspace {target.group.id} is open in another dsh-tui "
+                       f"({visible_label(holder.describe())}); close it there first")
+
+
+def _candidate(catalog: list[WorkspaceEntry], kind: str, ident: str, label: str) -> str:
+    if kind == "workspace":
+        group = next(g for g in catalog if g.id == ident)
+        return (f"workspace {visible_label(ident)}  {visible_label(label)}  "
+                f"(last active {when(group.last_activity)})")
+    for group in catalog:
+        for _, entry in group.walk():
+            if entry.id == ident:
+                where = f"workspace {group.id}" if group.id else "no workspace"
+                return (f"{visible_label(ident)}  “{visible_label(label)}”  {status(entry)}, "
+                        f"{when(entry.last_activity)}, {where}")
+    return visible_label(ident)
+
+
+def choose_target(args: argparse.Namespace, persistence: Any, cwd: str) -> Target | None:
+    """What this run opens (None: a new workspace, or nothing picked)."""
+    if args.continue_ and args.resume is not None:
+        raise CliError("give either -c/--continue or --resume, not both")
+    if not args.continue_ and args.resume is None:
+        return None
+    if args.resume is not None and args.resume != PICK and not args.resume.strip():
+        raise CliError("--resume needs a workspace or session id (dsh-tui sessions lists "
+                       "them), not an empty string")
+    catalog = build_catalog(persistence)
+    if args.continue_:
+        group = most_recent(catalog, cwd)
+        if group is None:
+            elsewhere = most_recent(catalog, None)
+            hint = (f"; the most recent one is in {visible_label(elsewhere.cwd or '?')}: "
+                    f"{reopen_command(args, elsewhere.id or '')}") if elsewhere else ""
+            raise CliError(f"no saved workspace for {visible_label(cwd)} in "
+                           f"{persistence.root}{hint}")
+        target = target_of_workspace(group)
+    elif args.resume == PICK:
+        if not catalog:
+            raise CliError(f"no saved sessions in {persistence.root}")
+        _check_terminal()
+        target = pick(catalog)
+        if target is None:
+            return None
+    else:
+        query = args.resume
+        try:
+            target = resolve(catalog, query)
+        except NoMatch:
+            raise CliError(f'no saved session "{query}" (no workspace, session, id prefix or '
+                           f"title matches it) in {persistence.root} (dsh-tui sessions lists "
+                           "them)") from None
+        except Ambiguous as many:
+            raise CliError(f'"{query}" matches {len(many.candidates)} saved workspaces or '
+                           "sessions; give more of the id (or the whole title):",
+                           [_candidate(catalog, *c) for c in many.candidates]) from None
+    _refuse_if_open(target)
+    return target
+
+
+def pick(catalog: list[WorkspaceEntry]) -> Target | None:
+    """The picker: the sessions tree as its own small app; None when closed."""
+    from dsh_tui.ui.screens.sessions import PickerApp
+
+    return PickerApp(catalog).run()
+
+
+# -- opening ------------------------------------------------------------------------------------
+
+
+async def open_workspace(ctx: Any, persistence: Any, target: Target, cwd: str) -> Workspace:
+    try:
+        workspace = reopen_workspace(persistence, target, cwd)
+    except SessionLockedError as error:
+        raise CliError(str(error)) from None
+    except OSError as error:
+        raise CliError(f"cannot open workspace {target.group.id}: {error}") from None
+    start_workspace(ctx, persistence, workspace)
+    if target.select and workspace.state.selected != target.select:
+        workspace.record("selected", session=target.select)
+    workspace.opened_selection = target.select
+    try:
+        await open_target(ctx, target, persistence.list_sessions())
+    except Exception as error:
+        workspace.close()
+        what = target.roots[0].id if target.group.id is None and target.roots else \
+            f"workspace {target.group.id}"
+        raise CliError(f"cannot resume {what}: {error}") from None
+    return workspace
+
+
+async def first_agent(ctx: Any, persistence: Any, cwd: str, provider: str | None,
+                      model: str | None, options: Any = None) -> Workspace:
+    """A new workspace in `cwd` with its first root agent (on `options`' route if given)."""
+    workspace = start_workspace(ctx, persistence, new_workspace(persistence, cwd))
+    title = claim_name(ctx, "demo" if provider == "demo" else "main")
+    try:
+        handle = await create_agent(ctx, provider=provider, model=model, title=title,
+                                    session_id=new_agent_id(title), meta=root_meta(ctx),
+                                    options=options)
+    except Exception as error:
+        raise CliError(f"cannot start the first agent: {error}") from None
+    record_root(ctx, handle.agent.id)
+    return workspace
+
+
+# -- listing ------------------------------------------------------------------------------------
+
+
+def print_sessions(args: argparse.Namespace, persistence: Any) -> int:
+    catalog = build_catalog(persistence)
+    if getattr(args, "json", False):
+        doc = {"root": str(persistence.root),
+               "workspaces": to_json(catalog, lambda g: _group_command(args, g))}
+        print(json.dumps(doc, indent=2, ensure_ascii=True))
+        return 0
+    if not catalog:
+        print(f"no saved sessions in {persistence.root}")
+        return 0
+    print(tree_text(catalog, lambda g: _group_command(args, g)), end="")
+    return 0
