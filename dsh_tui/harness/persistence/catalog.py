@@ -230,10 +230,9 @@ def build_catalog(persistence: Any) -> list[WorkspaceEntry]:
         if header.get("origin") == "subagent" and parent in entries and parent != session_id:
             continue  # grown under its parent below
         cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else None
-        group = loose.get(cwd)
-        if group is None:
-            group = loose[cwd] = WorkspaceEntry(id=None, cwd=cwd, created_at=0, last_activity=0)
-        group.roots.append(grow(session_id, set()))
+        if cwd not in loose:
+            loose[cwd] = WorkspaceEntry(id=None, cwd=cwd, created_at=0, last_activity=0)
+        loose[cwd].roots.append(grow(session_id, set()))
     for session_id in entries:  # cycles of parents: still listed
         if session_id not in placed:
             cwd = entries[session_id].header.get("cwd")

@@ -149,8 +149,10 @@ def with_live(catalog: list[WorkspaceEntry], ctx: Any,
     if not missing:
         return catalog
     workspace = workspace_of(ctx)
-    group = next((g for g in catalog if workspace is not None and g.id == workspace.id), None)
-    if group is None:
+    found = next((g for g in catalog if workspace is not None and g.id == workspace.id), None)
+    if found is not None:
+        group = found
+    else:
         now = int(time.time() * 1000)
         group = WorkspaceEntry(id=workspace.id if workspace is not None else None,
                                cwd=workspace_cwd(ctx), created_at=now, last_activity=now,
