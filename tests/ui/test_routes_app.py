@@ -32,6 +32,14 @@ def config() -> UiConfig:
     return UiConfig(route="fast", routes={"fast": FAST, "deep": DEEP})
 
 
+async def take_offered_name(pilot: Any) -> None:
+    """ctrl+n and spawning ask for a name first; enter takes the one offered."""
+    from dsh_tui.ui.screens.name import NameScreen
+
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, NameScreen))
+    await pilot.press("enter")
+
+
 async def test_ctrl_n_and_spawn_ask_for_the_route_and_the_agent_shows_it() -> None:
     ctx, models = two_route_world([], [text("deep answer")])
     await ctx.agents.create(CreateAgentOptions(session_id="planner",
@@ -40,6 +48,7 @@ async def test_ctrl_n_and_spawn_ask_for_the_route_and_the_agent_shows_it() -> No
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("ctrl+n")
+        await take_offered_name(pilot)  # the name first (workspaces), then the route
         await wait_until(pilot, lambda: isinstance(app.screen, RouteScreen))
         shown = screen_text(app)
         assert "fast · small · openai-compatible · max_tokens 300 · temperature 0.2" in shown
@@ -61,12 +70,14 @@ async def test_ctrl_n_and_spawn_ask_for_the_route_and_the_agent_shows_it() -> No
         # Spawning from the new agent preselects its route; escape creates nothing.
         app.tree.focus()
         await pilot.press("ctrl+k")
+        await take_offered_name(pilot)
         await wait_until(pilot, lambda: isinstance(app.screen, RouteScreen))
         assert app.screen.query_one("OptionList").highlighted == 1
         await pilot.press("escape")
         await settle(pilot)
         assert not ctx.agents.children_of(new)
         await pilot.press("ctrl+k")
+        await take_offered_name(pilot)
         await wait_until(pilot, lambda: isinstance(app.screen, RouteScreen))
         await pilot.press("up", "enter")
         await wait_until(pilot, lambda: len(ctx.agents.children_of(new)) == 1)
@@ -82,6 +93,7 @@ async def test_one_route_asks_nothing_and_shows_no_route() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("ctrl+n")
+        await take_offered_name(pilot)
         await wait_until(pilot, lambda: len(ctx.agents.roots()) == 2)
         await app.workers.wait_for_complete()
         new = next(a for a in ctx.agents.roots() if a.id != "planner")
