@@ -139,7 +139,10 @@ config's `[keys]` still wins."""
 BROWSER_KEPT = frozenset({
     "ctrl+t", "ctrl+n", "ctrl+w", "ctrl+tab", "ctrl+shift+tab", "ctrl+pageup",
     "ctrl+pagedown", "ctrl+shift+t", "ctrl+shift+n", "ctrl+shift+w", "ctrl+shift+q", "f6"})
-"""Keys a browser acts on before the page sees them (tabs, windows, f6 the address bar): never shown there."""
+"""Keys a browser acts on before the page sees them (tabs, windows, f6 the address bar): never
+shown there. The ctrl ones are Chromium's reserved shortcuts; every other key the app shows
+reaches the page's terminal, which takes it (tests/ui/test_browser_keys.py presses each served
+key in a headed Chromium)."""
 
 UNTOLD = frozenset({"shift+enter"})
 """Keys that most terminals, and every browser, send exactly as another key (shift+enter
