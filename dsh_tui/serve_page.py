@@ -3,7 +3,9 @@
 textual-serve's page never focuses its terminal, so keys typed after the page opens are
 lost until the person clicks into it. The page here is textual-serve's template with one
 script added: focus the terminal as soon as the app's first screen arrives (and again
-when the window comes back), so the app's own focus (the composer) receives the keys.
+when the window comes back), so the app's own focus (the composer) receives the keys;
+characters typed before that (the page is up, the app not yet) are held and handed to the
+terminal when it gets the focus, in order, ahead of what follows.
 It also leaves out the page's web-font link: a font fetched from a third party leaks
 that the page was opened, and offline it only delays the first paint.
 """
@@ -16,17 +18,35 @@ from pathlib import Path
 TEMPLATE_NAME = "app_index.html"
 
 FOCUS_SCRIPT = """<script>
-/* dsh-tui: the terminal takes the keyboard as soon as the app is on screen. */
+/* dsh-tui: the terminal takes the keyboard as soon as the app is on screen, and what was
+   typed before that is not lost: it is held here and given to the terminal then. */
 (function () {
+  var early = "";
+  function terminalInput() { return document.querySelector(".xterm-helper-textarea"); }
+  function holdEarlyKeys(event) {
+    var input = terminalInput();
+    if (input && document.activeElement === input) { return; }
+    if (event.key && event.key.length === 1 && !event.ctrlKey && !event.metaKey &&
+        !event.altKey) {
+      early += event.key;
+      event.preventDefault();
+    }
+  }
   function focusTerminal() {
-    var input = document.querySelector(".xterm-helper-textarea");
+    var input = terminalInput();
     if (input && document.activeElement !== input) { input.focus(); }
+    if (input && early) {
+      var text = early;
+      early = "";
+      input.dispatchEvent(new InputEvent("input", {data: text, inputType: "insertText"}));
+    }
     return input !== null;
   }
   function whenReady() {
     if (document.body.classList.contains("-first-byte") && focusTerminal()) { return; }
     setTimeout(whenReady, 25);
   }
+  document.addEventListener("keydown", holdEarlyKeys, true);
   window.addEventListener("load", whenReady);
   window.addEventListener("focus", focusTerminal);
 })();

@@ -7,6 +7,7 @@ quit, and a second ctrl+c quits. Inbox keys in one burst each see the previous o
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -91,3 +92,21 @@ def test_inbox_keys_in_one_burst_each_see_the_previous_ones_effect(
     lanes = [m.get("source", {}).get("lane") for data in events_of(records, "agent/inbox/spliced")
              for m in data.get("inserted", []) if m["content"][0]["text"] == "alpha"]
     assert lanes[-1] == "inject", lanes
+
+
+def test_keys_typed_as_the_app_starts_reach_the_composer(tmp_path: Path) -> None:
+    # A person who types while the app is still starting: at the spawn (before Python and
+    # Textual are up; the terminal still cooks the input) and right after the first paint.
+    # Both reach the composer, in order, and are sent as one message.
+    with Terminal(tmp_path, cols=100, rows=30) as term:
+        term.type("typed at spawn")
+        term.wait_until(lambda: b"Agents" in term.raw, "the first paint")
+        term.type(", then at first paint")
+        term.wait_for("│ typed at spawn, then at first paint")
+        term.press("enter")
+        term.wait_for("turn 1")
+        term.press("ctrl+q")
+        assert term.wait_exit() == 0
+        sent = [m["content"][0]["text"] for records in term.sessions().values()
+                for m in events_of(records, "user/message")]
+        assert sent[:1] == ["typed at spawn, then at first paint"]

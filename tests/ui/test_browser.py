@@ -94,14 +94,18 @@ async def test_serve_in_chromium_types_without_a_click_streams_queues_and_reload
                 page = browser.pages[0] if browser.pages else await browser.new_page()
                 page.on("websocket", shown.attach)
                 await page.goto(url)
+                # Typed at once, while the app behind the page is still starting: kept.
+                early_screen = shown.text()
+                await page.keyboard.type("compare two ")
                 await shown.wait_for("→ demo")  # the app is on screen
                 # No click anywhere: the page gave its terminal the keyboard.
                 await page.wait_for_function(
                     "document.activeElement && "
                     "document.activeElement.classList.contains('xterm-helper-textarea')",
                     timeout=HANG_GUARD_S * 1000)
-                await page.keyboard.type("compare two designs for a cache")
+                await page.keyboard.type("designs for a cache")
                 await shown.wait_for("compare two designs for a cache")
+                assert "→ demo" not in early_screen  # the first keys did come before the app
                 await page.keyboard.press("Enter")
                 # The reply streams: the turn runs and its reasoning grows on screen.
                 first = await shown.wait_for(lambda t: "running · turn 1" in t
