@@ -39,6 +39,30 @@ pytestmark = pytest.mark.skipif(
            "DSH_TUI_CHROMIUM points elsewhere)")
 
 
+async def open_served(playwright: Any, served: Served, profile: Path, shown: PageScreen, *,
+                      display: str | None = None,
+                      on_socket: Callable[[Any], None] | None = None) -> tuple[Any, Any]:
+    """Chromium (headless, or with a window on X `display`) on a fresh profile with the
+    served page open and its frames read by `shown` (and `on_socket`): (context, page)."""
+    url = f"http://127.0.0.1:{served.port}/"
+    await get_when_up(url.rstrip("/"))
+    env = served_env(served.tag)
+    args = LAUNCH_ARGS
+    if display is not None:
+        env["DISPLAY"] = display
+        args = [a for a in LAUNCH_ARGS if a != "--headless"] + [
+            "--window-position=0,0", "--window-size=1280,900"]
+    browser = await playwright.chromium.launch_persistent_context(
+        str(profile), executable_path=CHROMIUM, args=args, env=env,
+        headless=display is None, viewport={"width": 1200, "height": 760})
+    page = browser.pages[0] if browser.pages else await browser.new_page()
+    page.on("websocket", shown.attach)
+    if on_socket is not None:
+        page.on("websocket", on_socket)
+    await page.goto(url)
+    return browser, page
+
+
 class PageScreen:
     """What the page's terminal shows: every binary frame of the page's websocket, fed to a
     `pyte` screen sized as the page sized its terminal."""
@@ -84,16 +108,9 @@ async def test_serve_in_chromium_types_without_a_click_streams_queues_and_reload
     served = Served(tmp_path, "demo_speed = 1\n")  # turn 1 runs for seconds
     shown = PageScreen()
     try:
-        url = f"http://127.0.0.1:{served.port}/"
-        await get_when_up(url.rstrip("/"))
         async with async_api.async_playwright() as playwright:
-            browser = await playwright.chromium.launch_persistent_context(
-                str(tmp_path / "profile"), executable_path=CHROMIUM, args=LAUNCH_ARGS,
-                env=served_env(served.tag), headless=True, viewport={"width": 1280, "height": 800})
+            browser, page = await open_served(playwright, served, tmp_path / "profile", shown)
             try:
-                page = browser.pages[0] if browser.pages else await browser.new_page()
-                page.on("websocket", shown.attach)
-                await page.goto(url)
                 # Typed at once, while the app behind the page is still starting: kept.
                 early_screen = shown.text()
                 await page.keyboard.type("compare two ")

@@ -29,8 +29,8 @@ import pytest
 
 from dsh_tui.ui.keys import ACTIONS, bound_keys, startup_keymap
 
-from .served import HANG_GUARD_S, Served, get_when_up, served_env
-from .test_browser import CHROMIUM, PageScreen
+from .served import HANG_GUARD_S, Served
+from .test_browser import CHROMIUM, PageScreen, open_served
 
 async_api = pytest.importorskip(
     "playwright.async_api",
@@ -98,9 +98,7 @@ async def test_chromium_passes_every_key_the_served_app_shows(tmp_path: Path,
         return subprocess.run(["xdotool", *args], env=xenv, capture_output=True, text=True,
                               timeout=HANG_GUARD_S).stdout
 
-    def attach(ws: Any) -> None:
-        shown.attach(ws)
-
+    def watch_keys(ws: Any) -> None:
         def sent(payload: Any) -> None:
             if isinstance(payload, str) and payload.startswith('["stdin"'):
                 data = json.loads(payload)[1]
@@ -124,20 +122,10 @@ async def test_chromium_passes_every_key_the_served_app_shows(tmp_path: Path,
         return list(typed)
 
     try:
-        url = f"http://127.0.0.1:{served.port}/"
-        await get_when_up(url.rstrip("/"))
         async with async_api.async_playwright() as playwright:
-            browser = await playwright.chromium.launch_persistent_context(
-                str(tmp_path / "profile"), executable_path=CHROMIUM, headless=False,
-                args=["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync",
-                      "--disable-background-networking", "--disable-component-update",
-                      "--window-position=0,0", "--window-size=1280,900"],
-                env={**served_env(served.tag), "DISPLAY": display},
-                viewport={"width": 1200, "height": 760})
+            browser, _ = await open_served(playwright, served, tmp_path / "profile", shown,
+                                           display=display, on_socket=watch_keys)
             try:
-                page = browser.pages[0] if browser.pages else await browser.new_page()
-                page.on("websocket", attach)
-                await page.goto(url)
                 await shown.wait_for("→ demo")
                 window = xdotool("search", "--onlyvisible", "--class", "chromium").split()[-1]
 
