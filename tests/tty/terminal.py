@@ -333,3 +333,20 @@ def _take_controlling_tty() -> None:
 def events_of(records: list[dict[str, Any]], type_: str) -> list[dict[str, Any]]:
     """The `data` of every record of one event type, in order."""
     return [r.get("data", {}) for r in records if r.get("type") == type_]
+
+
+def discards(term: Terminal) -> list[dict[str, Any]]:
+    """Every inbox splice that threw work away (`outcome: canceled`), in any session."""
+    return [data for records in term.sessions().values()
+            for data in events_of(records, "agent/inbox/spliced")
+            if data.get("outcome") == "canceled"]
+
+
+def queue_behind_a_turn(term: Terminal, *follow_ups: str) -> None:
+    """Start a turn ("first task") on the selected agent and queue `follow_ups` behind it,
+    each seen in the tree's count (a slow demo keeps the turn running meanwhile)."""
+    term.write(burst("first task", key("enter")))
+    term.wait_for("t1")
+    for count, text in enumerate(follow_ups, 1):
+        term.write(burst(text, key("enter")))
+        term.wait_for(f"↵{count}")

@@ -13,19 +13,14 @@ from collections.abc import Callable
 
 import pytest
 
-from .terminal import Terminal, burst, events_of, key
+from .terminal import Terminal, burst, discards, key, queue_behind_a_turn
 
 SLOW = "demo_speed = 0.05\n"
 
 
 def _queue_work(term: Terminal) -> None:
     """A running root with two queued follow-ups, a running child with one."""
-    term.write(burst("first task", key("enter")))
-    term.wait_for("t1")
-    term.write(burst("second", key("enter")))
-    term.wait_for("↵1")
-    term.write(burst("third", key("enter")))
-    term.wait_for("↵2")
+    queue_behind_a_turn(term, "second", "third")
     term.press("ctrl+p")
     term.wait_for("Search for commands")
     term.write(burst("spawn child agent", key("enter")))
@@ -37,12 +32,6 @@ def _queue_work(term: Terminal) -> None:
     term.wait_until(lambda: term.text().count(" t1") >= 2, "the child's turn")
     term.write(burst("child follow-up", key("enter")))
     term.wait_for("↵1")
-
-
-def _discards(term: Terminal) -> list[dict]:
-    return [data for records in term.sessions().values()
-            for data in events_of(records, "agent/inbox/spliced")
-            if data.get("outcome") == "canceled"]
 
 
 @pytest.mark.parametrize("how", ["ctrl+q", "SIGTERM", "hang-up"])
@@ -59,7 +48,7 @@ def test_leaving_keeps_every_inbox_and_resume_brings_them_back(
     assert term.wait_exit() == 0
     if how != "hang-up":
         assert b"\x1b[?1049l" in term.raw  # the terminal was given back (alternate screen)
-    assert _discards(term) == [], "leaving the app wrote a discard"
+    assert discards(term) == [], "leaving the app wrote a discard"
     sessions = term.sessions()
     root = next(sid for sid, records in sessions.items() if sid.startswith("demo-"))
     assert len(sessions) >= 2  # the root and its child
@@ -71,4 +60,4 @@ def test_leaving_keeps_every_inbox_and_resume_brings_them_back(
     assert "↵1" in line, f"the child's inbox did not come back: {line!r}"
     again.press("ctrl+q")
     assert again.wait_exit() == 0
-    assert _discards(again) == []
+    assert discards(again) == []

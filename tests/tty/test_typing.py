@@ -11,20 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from .terminal import Terminal, burst, events_of, key
+from .terminal import Terminal, discards, events_of, queue_behind_a_turn
 
 SLOW = "demo_speed = 0.005\n"  # the first turn outlasts the test
 PANES = {"tree": "Spawn child", "transcript": "Reasoning", "inbox": "Lane"}
 PROSE = "status of the build, dry run: please fix it, excellent; undo Xx lbce"
-
-
-def _busy_with_two_queued(term: Terminal) -> None:
-    term.write(burst("first task", key("enter")))
-    term.wait_for("t1")
-    term.write(burst("alpha", key("enter")))
-    term.wait_for("↵1")
-    term.write(burst("beta", key("enter")))
-    term.wait_for("↵2")
 
 
 def _focus(term: Terminal, pane: str) -> None:
@@ -38,17 +29,11 @@ def _focus(term: Terminal, pane: str) -> None:
     raise AssertionError(f"could not focus the {pane}: {term.lines()[-1]}")
 
 
-def _discards(term: Terminal) -> list[dict]:
-    return [data for records in term.sessions().values()
-            for data in events_of(records, "agent/inbox/spliced")
-            if data.get("outcome") == "canceled"]
-
-
 @pytest.mark.parametrize("pane", list(PANES))
 def test_prose_typed_into_a_pane_lands_in_the_composer_and_does_nothing_else(
         terminal: Callable[..., Terminal], pane: str) -> None:
     term = terminal(cols=120, rows=30, config=SLOW)
-    _busy_with_two_queued(term)
+    queue_behind_a_turn(term, "alpha", "beta")
     _focus(term, pane)
     term.type(PROSE)  # one write, as a fast typist or a paste delivers it
     term.wait_for(PROSE)
@@ -60,13 +45,13 @@ def test_prose_typed_into_a_pane_lands_in_the_composer_and_does_nothing_else(
     term.press("ctrl+q")
     assert term.wait_exit() == 0
     assert len(term.sessions()) == 1  # no agent was spawned
-    assert _discards(term) == []  # nothing removed, disposed or cleared
+    assert discards(term) == []  # nothing removed, disposed or cleared
 
 
 def test_ctrl_c_stops_the_running_agent_keeping_its_inbox_then_twice_quits(
         terminal: Callable[..., Terminal]) -> None:
     term = terminal(cols=120, rows=30, config=SLOW)
-    _busy_with_two_queued(term)
+    queue_behind_a_turn(term, "alpha", "beta")
     term.press("ctrl+c")
     term.wait_for("Stopped demo")
     term.wait_for("paused: the agent is idle")  # its inbox kept, waiting
@@ -76,13 +61,13 @@ def test_ctrl_c_stops_the_running_agent_keeping_its_inbox_then_twice_quits(
     assert term.process is not None and term.process.poll() is None
     term.press("ctrl+c")
     assert term.wait_exit() == 0
-    assert _discards(term) == []
+    assert discards(term) == []
 
 
 def test_inbox_keys_in_one_burst_each_see_the_previous_ones_effect(
         terminal: Callable[..., Terminal]) -> None:
     term = terminal(cols=120, rows=30, config=SLOW)
-    _busy_with_two_queued(term)
+    queue_behind_a_turn(term, "alpha", "beta")
     _focus(term, "inbox")
     term.press("shift+right", "shift+right")  # follow-up → steer → inject, in one read
     term.wait_for("NEXT STEP · 1")
