@@ -159,21 +159,25 @@ idle_timeout = 7
         "TIMEOUT", "OpenAI-compatible server sent nothing more for 0.4s")
 
 
-def length_reply(completion_tokens: int, prompt_tokens: int = 8180) -> Reply:
-    """What llama.cpp sends when a reply stops at a limit: `length`, then usage (it sends
-    `length` for a token cap and for a full context alike)."""
+def length_reply(completion_tokens: int, prompt_tokens: int = 203) -> Reply:
+    """What llama.cpp's llama-server sent when a reply stopped at a limit (measured: the
+    realserver build, SmolLM2-135M, `-c 256`): `length` on an empty delta, then usage on a
+    `choices: []` chunk. Without a cap the context filled at 203 + 53 = 256 tokens; with
+    `max_tokens: 8` it stopped at 8; the same `length` both times."""
     return sse_reply(data_lines([
-        {"choices": [{"index": 0, "delta": {"content": "and so on and"}}]},
-        {"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]},
-        {"choices": [], "usage": {"prompt_tokens": prompt_tokens,
-                                  "completion_tokens": completion_tokens,
-                                  "prompt_tokens_details": {"cached_tokens": 8000}}}]))
+        {"choices": [{"index": 0, "delta": {"content": "1, 2, 3, 4"}}]},
+        {"choices": [{"finish_reason": "length", "index": 0, "delta": {}}]},
+        {"choices": [], "usage": {"completion_tokens": completion_tokens,
+                                  "prompt_tokens": prompt_tokens,
+                                  "total_tokens": prompt_tokens + completion_tokens,
+                                  "prompt_tokens_details": {"cached_tokens": 202}},
+         "timings": {"cache_n": 202, "prompt_n": 1}}]))
 
 
 @pytest.mark.parametrize(("cap", "produced", "reason"), [
-    (None, 11, {"kind": "max-tokens", "limit": "context"}),   # no cap: only the context
-    (4096, 11, {"kind": "max-tokens", "limit": "context"}),   # cut before the cap
-    (11, 11, {"kind": "max-tokens"}),                          # the cap itself
+    (None, 53, {"kind": "max-tokens", "limit": "context"}),   # no cap: only the context
+    (4000, 53, {"kind": "max-tokens", "limit": "context"}),   # cut before the cap
+    (8, 8, {"kind": "max-tokens"}),                            # the cap itself
 ], ids=["no-cap", "under-cap", "at-cap"])
 async def test_a_full_context_is_not_reported_as_the_output_cap(
         tmp_path: Path, cap: int | None, produced: int, reason: dict[str, Any]) -> None:
@@ -194,10 +198,11 @@ async def test_a_full_context_is_not_reported_as_the_output_cap(
 
 
 async def test_llama_cpp_prompt_over_the_context_is_context_window_exceeded() -> None:
-    # llama.cpp's words and type when the prompt alone does not fit (server-context.cpp).
-    error = {"error": {"code": 400, "type": "exceed_context_size_error",
-                       "message": "request (8300 tokens) exceeds the available context size "
-                                  "(8192 tokens), try increasing it"}}
+    # llama.cpp's answer when the prompt alone does not fit (measured, `-c 256`).
+    error = {"error": {"code": 400, "message": "request (343 tokens) exceeds the available "
+                       "context size (256 tokens), try increasing it",
+                       "type": "exceed_context_size_error", "n_prompt_tokens": 343,
+                       "n_ctx": 256}}
     async with FakeServer([json_reply(400, error)]) as server:
         route = route_of('[routes.llama]\nbase_url = "BASE/v1"\nmodel = "m"\n', "llama",
                          server.base_url)
@@ -205,7 +210,7 @@ async def test_llama_cpp_prompt_over_the_context_is_context_window_exceeded() ->
         failure = failure_of(await collect(provider.stream(request(model="m"))))
         await provider.aclose()
     assert failure["code"] == "CONTEXT_WINDOW_EXCEEDED"
-    assert "8192 tokens" in failure["message"]
+    assert "(256 tokens)" in failure["message"] and failure["status"] == 400
 
 
 async def test_a_route_key_echoed_by_the_server_never_reaches_the_log(tmp_path: Path) -> None:
