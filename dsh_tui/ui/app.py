@@ -476,7 +476,7 @@ class DshApp(App[None]):
         model = view.transcript
         status = agent.status
         route = f" ({view.route_label})" if self._offers_routes() and view.route_label else ""
-        parts = [f"Transcript · {view.name}{route}"]
+        parts = [f"Transcript · {view.name}"]  # the route is in the tree row and composer
         pause = self._paused(view.id)
         inbox = agent.inbox
         if self.read_only:

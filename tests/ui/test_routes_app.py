@@ -62,7 +62,7 @@ async def test_ctrl_n_and_spawn_ask_for_the_route_and_the_agent_shows_it() -> No
             "deep", "big", "high")
         assert app.selected_id == new.id
         assert "→ agent 2 (deep · big)" in app.composer.border_title
-        assert "Transcript · agent 2 (deep · big)" in app.transcript.border_title
+        assert "agent 2 deep · big" in str(app.tree.label_for(app.bridge.views[new.id]))
         await pilot.press(*"go deep", "enter")
         await idle(pilot, new)
         assert models["deep"].requests[0]["reasoningEffort"] == "high"

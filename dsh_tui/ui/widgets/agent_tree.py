@@ -143,8 +143,10 @@ class AgentTree(PaneKeys, Tree[str]):
             text.append(" paused", Style(color=theme.error, bold=True))
         elif breakpoints is not None and breakpoints.is_armed(agent.id):
             text.append(" ◆", Style(color=theme.error, bold=True))
-        if view.model:
-            text.append(f" {view.model}", Style(dim=True, italic=True))
+        offers = getattr(self.app, "_offers_routes", None)
+        label = view.route_label if callable(offers) and offers() else view.model
+        if label:
+            text.append(f" {label}", Style(dim=True, italic=True))
         return text
 
     def render_label(self, node: TreeNode[str], base_style: Style, style: Style) -> Text:
