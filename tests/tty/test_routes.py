@@ -1,6 +1,6 @@
 """Routes as a person meets them (issue 13): the installed app at 80x24 with two routes in
-its config; ctrl+n asks which route, keys typed in one burst choose one, and the new
-agent's route is what it runs on and what the composer names."""
+its config; ctrl+n asks the name, then which route, keys typed in one burst choose one,
+and the new agent's route is what it runs on and what the composer names."""
 
 from __future__ import annotations
 
@@ -27,6 +27,8 @@ def test_ctrl_n_asks_for_the_route_and_the_agent_runs_on_it(
     term = terminal(cols=80, rows=24, config=CONFIG)
     term.wait_for("→ main (quick · demo)")
     term.press("ctrl+n")
+    term.wait_for("Name the new agent")
+    term.press("enter")  # the name offered
     term.wait_for("Route for agent 2")
     assert "local · qwen3-8b · openai-compatible · max_tokens 64" in term.text()
     term.write(burst(key("down"), key("enter")))  # as fast as a person's fingers, or faster
