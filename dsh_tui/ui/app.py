@@ -1244,23 +1244,36 @@ class DshApp(App[None]):
                 with_live(build_catalog(persistence), self.ctx, self.display_name))
 
     def _export(self, persistence: Any, choice: Chosen) -> str:
+        """One Markdown file per tree (a row, or each root of a workspace heading), its
+        sub-agents nested under the tool calls that spawned them, into the working dir."""
         import os
         from pathlib import Path
 
-        from dsh_tui.harness.persistence import read_session_log
+        from dsh_tui.harness.persistence import SessionLogError, read_session_log
 
         from .state.export import export_markdown
 
-        entries = [e for _, e in (choice.entry.walk() if choice.entry is not None
-                                  else choice.group.walk())]
+        tops = [choice.entry] if choice.entry is not None else list(choice.group.roots)
+        entries = {e.id: e for top in tops for _, e in top.walk()}
+
+        def children(session_id: str) -> list[Any]:
+            out = []
+            for child in entries[session_id].children if session_id in entries else []:
+                try:
+                    out.append(read_session_log(persistence.path_for(child.header)))
+                except (OSError, SessionLogError):
+                    continue
+            return out
+
         folder = Path(workspace_cwd(self.ctx) or os.getcwd())
         written = []
-        for entry in entries:
-            header, events = read_session_log(persistence.path_for(entry.header))
-            target = folder / f"dsh-tui-{entry.id}.md"
-            target.write_text(export_markdown(header, events), encoding="utf-8")
+        for top in tops:
+            header, events = read_session_log(persistence.path_for(top.header))
+            target = folder / f"dsh-tui-{top.id}.md"
+            target.write_text(export_markdown(header, events, children=children),
+                              encoding="utf-8")
             written.append(target.name)
-        return f"Exported {len(written)} session(s) as Markdown to {folder}: " + \
+        return f"Exported {len(written)} tree(s) as Markdown to {folder}: " + \
             ", ".join(written[:3]) + (" …" if len(written) > 3 else "")
 
     @work(group="agents", exit_on_error=False)

@@ -64,7 +64,9 @@ async def test_f3_filters_deletes_and_archives_after_a_confirm_and_exports(
         assert (data / f"--{str(here).strip('/').replace('/', '-')}--" / "w-root0").is_dir()
         await pilot.press("ctrl+e")  # export: Markdown into the working directory
         await wait_until(pilot, lambda: (here / "dsh-tui-w-root0.md").is_file())
-        assert (here / "dsh-tui-w-root0.md").read_text().startswith("# alpha")
+        exported = (here / "dsh-tui-w-root0.md").read_text()
+        assert exported.startswith("# alpha")
+        assert "scout" in exported and "work for scout" in exported  # its child, nested
         await pilot.press("delete")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
