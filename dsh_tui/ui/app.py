@@ -181,7 +181,9 @@ class DshApp(App[None]):
         Binding("escape", "cancel_keep_inbox", "Stop", id="cancel_keep_inbox"),
         Binding("ctrl+l", "cancel_clear", "Stop+clear", id="cancel_clear"),
         Binding("ctrl+n", "new_agent", "New agent", id="new_agent"),
-        Binding("f6", "rename_agent", "Rename", id="rename_agent", show=False),
+        # priority: the composer (a TextArea) binds f6 to select-line itself, and it has the
+        # focus nearly always; a modal screen still keeps it (app bindings stop there).
+        Binding("f6", "rename_agent", "Rename", id="rename_agent", show=False, priority=True),
         Binding("f2", "toggle_event_log", "Events", id="toggle_event_log"),
         Binding("f1", "help", "Help", id="help"),
         Binding("f3", "sessions", "Sessions", id="sessions", show=False),
@@ -332,7 +334,11 @@ class DshApp(App[None]):
         self.gc_pacing.release()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """In `view` (read-only) the footer offers nothing that sends or changes agents."""
+        """In `view` (read-only) the footer offers nothing that sends or changes agents.
+        Rename is a priority key (the composer binds f6 itself), and priority keys reach
+        the app past a dialog: over a dialog it is not offered, so the dialog keeps f6."""
+        if action == "rename_agent" and self.screen.is_modal:
+            return False
         return not (self.read_only and action in self.READ_ONLY_HIDDEN)
 
     def type_into_composer(self, key: str, character: str | None) -> None:

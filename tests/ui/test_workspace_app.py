@@ -146,6 +146,31 @@ async def test_rename_has_a_key_a_browser_passes_on(tmp_path: Path) -> None:
     workspace.close()
 
 
+async def test_f6_renames_from_the_composer_where_the_focus_nearly_always_is(
+        tmp_path: Path) -> None:
+    """The composer is a TextArea, which binds f6 (select line) itself: the rename key must
+    still reach the app from there."""
+    ctx, _, workspace = _app_world(tmp_path / "data", tmp_path)
+    await create_agent(ctx, provider="mock", model="mock", title="solo", session_id="solo",
+                       meta=root_meta(ctx))
+    app = DshApp(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.query_one("#composer").focus()
+        await settle(pilot)
+        await pilot.press("f6")
+        await wait_until(pilot, lambda: isinstance(app.screen, NameScreen))
+        assert "Rename solo" in screen_text(app)
+        await pilot.press("f6")  # the dialog keeps its keys: no second dialog over it
+        await settle(pilot)
+        assert len(app.screen_stack) == 2
+        await pilot.press(*"lone", "enter")
+        await wait_until(pilot, lambda: not isinstance(app.screen, NameScreen))
+        assert app.bridge.views["solo"].name == "lone"
+    await leave(ctx)
+    workspace.close()
+
+
 async def test_session_lists_show_hostile_titles_as_visible_symbols_and_running_as_interrupted(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data, here = tmp_path / "data", tmp_path / "proj"
