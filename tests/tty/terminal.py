@@ -335,6 +335,17 @@ def events_of(records: list[dict[str, Any]], type_: str) -> list[dict[str, Any]]
     return [r.get("data", {}) for r in records if r.get("type") == type_]
 
 
+def accepted(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every message an inbox accepted: the items its durable splices inserted, in order
+    (`user/message` is written in a batch later, so acceptance is the splice)."""
+    return [item for data in events_of(records, "agent/inbox/spliced")
+            for item in data.get("inserted", [])]
+
+
+def accepted_texts(records: list[dict[str, Any]]) -> list[str]:
+    return [item["content"][0]["text"] for item in accepted(records)]
+
+
 def discards(term: Terminal) -> list[dict[str, Any]]:
     """Every inbox splice that threw work away (`outcome: canceled`), in any session."""
     return [data for records in term.sessions().values()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .terminal import Terminal, burst, events_of, key
+from .terminal import Terminal, accepted_texts, burst, events_of, key
 
 SLOW = "demo_speed = 0.05\n"
 
@@ -13,8 +13,7 @@ SLOW = "demo_speed = 0.05\n"
 def _sent(term: Terminal) -> list[str]:
     (records,) = term.sessions().values()
     return [m["content"][0]["text"] for m in events_of(records, "user/message")] + \
-        [m["content"][0]["text"] for data in events_of(records, "agent/inbox/spliced")
-         for m in data.get("inserted", [])]
+        accepted_texts(records)
 
 
 def test_two_messages_and_a_newline_in_one_burst_arrive_in_order(

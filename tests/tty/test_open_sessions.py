@@ -10,9 +10,8 @@ from __future__ import annotations
 import re
 import subprocess
 from collections.abc import Callable
-from typing import Any
 
-from .terminal import BINARY, Terminal, events_of
+from .terminal import BINARY, Terminal, accepted_texts
 
 FAST = "demo_speed = 0\n"
 
@@ -61,26 +60,18 @@ def test_a_session_open_in_one_terminal_is_marked_open_and_not_resumed_in_anothe
     # The first terminal still owns its log alone: one writer, seqs unbroken.
     first.type("still mine")
     first.press("enter")
-    first.wait_until(lambda: _has_text(first.sessions()[session_id], "still mine"),
+    first.wait_until(lambda: "still mine" in accepted_texts(first.sessions()[session_id]),
                      "the second message in the first session")
     records = first.sessions()[session_id]
     seqs = [r["seq"] for r in records[1:]]
     assert seqs == list(range(len(seqs)))
-    texts = [item["content"][0]["text"] for data in events_of(records, "agent/inbox/spliced")
-             for item in data.get("inserted", [])]
-    assert texts == ["hello from the first terminal", "still mine"]
-
-
-def _has_text(records: list[dict[str, Any]], text: str) -> bool:
-    return any(item.get("content", [{}])[0].get("text") == text
-               for data in events_of(records, "agent/inbox/spliced")
-               for item in data.get("inserted", []))
+    assert accepted_texts(records) == ["hello from the first terminal", "still mine"]
 
 
 def _root_holding(term: Terminal, text: str) -> str:
     """The id of the session whose inbox received `text` (the demo may have started a
     sub-agent with a session of its own beside it)."""
-    term.wait_until(lambda: any(_has_text(r, text) for r in term.sessions().values()),
+    term.wait_until(lambda: any(text in accepted_texts(r) for r in term.sessions().values()),
                     f"{text!r} on disk")
-    (session_id,) = [sid for sid, r in term.sessions().items() if _has_text(r, text)]
+    (session_id,) = [sid for sid, r in term.sessions().items() if text in accepted_texts(r)]
     return session_id

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .terminal import Terminal, burst, events_of, key
+from .terminal import Terminal, accepted_texts, burst, events_of, key
 
 FAST = "demo_speed = 0\n"
 NAMES = ("○ demo", "agent 2", "agent 3")
@@ -71,9 +71,7 @@ def test_a_navigation_burst_leaves_one_still_selection_and_an_idle_app(
     assert f"→ {chosen} ·" in term.text()
     sessions = term.sessions()
     # Accepted = the durable inbox splice that took it (user/message is written in a batch).
-    got = {sid: [m["content"][0]["text"] for data in events_of(records, "agent/inbox/spliced")
-                 for m in data.get("inserted", [])]
-           for sid, records in sessions.items()}
+    got = {sid: accepted_texts(records) for sid, records in sessions.items()}
     titles = {sid: [t["title"] for t in events_of(records, "session/title")][-1]
               for sid, records in sessions.items()}
     receivers = [titles[sid] for sid, texts in got.items() if "for the chosen one" in texts]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .terminal import Terminal, discards, events_of, queue_behind_a_turn
+from .terminal import Terminal, accepted, discards, events_of, queue_behind_a_turn
 
 SLOW = "demo_speed = 0.005\n"  # the first turn outlasts the test
 PANES = {"tree": "Spawn child", "transcript": "Reasoning", "inbox": "Lane"}
@@ -74,8 +74,8 @@ def test_inbox_keys_in_one_burst_each_see_the_previous_ones_effect(
     term.press("ctrl+q")
     assert term.wait_exit() == 0
     (records,) = term.sessions().values()
-    lanes = [m.get("source", {}).get("lane") for data in events_of(records, "agent/inbox/spliced")
-             for m in data.get("inserted", []) if m["content"][0]["text"] == "alpha"]
+    lanes = [m.get("source", {}).get("lane") for m in accepted(records)
+             if m["content"][0]["text"] == "alpha"]
     assert lanes[-1] == "inject", lanes
 
 
