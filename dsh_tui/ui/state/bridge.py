@@ -244,10 +244,8 @@ class Bridge:
 
     def _on_inserted(self, payload: Mapping[str, Any]) -> None:
         agent = payload["agent"]
-        self._agents.add(agent.id)
-        self._inboxes.add(agent.id)
         self._note(agent.id, "agent/inbox/inserted", payload.get("message"))
-        self._schedule()
+        self.mark_inbox(agent.id)
 
     def _on_claimed(self, payload: Mapping[str, Any]) -> None:
         agent = payload["agent"]
@@ -261,17 +259,13 @@ class Bridge:
                 message, target or "", 0, lane_of(message.source, target), "claimed",
                 self._clock() + CLAIM_TTL, turn if isinstance(turn, int) else None))
             self._schedule_wake(CLAIM_TTL + 0.05)
-        self._agents.add(agent.id)
-        self._inboxes.add(agent.id)
         self._note(agent.id, "agent/inbox/claimed", message)
-        self._schedule()
+        self.mark_inbox(agent.id)
 
     def _on_discarded(self, payload: Mapping[str, Any]) -> None:
         agent = payload["agent"]
-        self._agents.add(agent.id)
-        self._inboxes.add(agent.id)
         self._note(agent.id, "agent/inbox/discarded", payload.get("message"))
-        self._schedule()
+        self.mark_inbox(agent.id)
 
     def _on_error(self, payload: Mapping[str, Any]) -> None:
         agent = payload["agent"]
