@@ -98,7 +98,7 @@ async def _window(kind: str, duration: float) -> tuple[float, float]:
         samples: list[float] = []
         try:
             async with app.run_test(size=SIZE) as pilot:
-                app.select_agent(big.agent.id)
+                app.main.select_agent(big.agent.id)
                 await pilot.pause()
                 paced.start = time.perf_counter() + 0.1
                 paced.end = paced.start + duration

@@ -51,7 +51,7 @@ class Probe:
 
     def __init__(self, app: DshApp) -> None:
         self.app = app
-        self.composer = app.composer
+        self.composer = app.main.composer
         self.want: str | None = None
         self.rendered = False
         self.done = asyncio.Event()
@@ -94,9 +94,9 @@ async def _typing(keys: int, streaming: bool) -> list[float]:
         app = await world.start()
         try:
             async with app.run_test(size=SIZE) as pilot:
-                app.select_agent(world.handles[0].agent.id)
+                app.main.select_agent(world.handles[0].agent.id)
                 await pilot.pause()
-                app.composer.focus()
+                app.main.composer.focus()
                 await pilot.pause()
                 drivers = world.drive(time.perf_counter() + 3600) if streaming else []
                 if streaming:
@@ -104,7 +104,7 @@ async def _typing(keys: int, streaming: bool) -> list[float]:
                 probe = Probe(app)
                 for n in range(keys):
                     if n % len(ALPHABET) == 0:
-                        app.composer.text = ""
+                        app.main.composer.text = ""
                         await pilot.pause()
                     await probe.type(ALPHABET[n % len(ALPHABET)])
                     await asyncio.sleep(rng.uniform(0.04, 0.09))

@@ -102,7 +102,7 @@ async def build_world() -> tuple[Any, list[Any]]:
 
 def _shows_last(app: DshApp, view: AgentView, before: dict[int, Any]) -> bool:
     """The transcript is rebuilt for `view` and its last item's widget is current and placed."""
-    transcript = app.transcript
+    transcript = app.main.transcript
     if transcript.view is not view or transcript.blocks is before:
         return False
     items = view.transcript.items
@@ -120,7 +120,7 @@ def _shows_last(app: DshApp, view: AgentView, before: dict[int, Any]) -> bool:
 
 
 def _inbox_listed(app: DshApp, view: AgentView) -> bool:
-    inbox = app.inbox
+    inbox = app.main.inbox
     return inbox.view is view and inbox.option_count >= min(
         len(view.agent.inbox), 100) and inbox.is_mounted
 
@@ -129,9 +129,9 @@ async def _time_select(app: DshApp, agent_id: str,
                        extra: Callable[[DshApp, AgentView], bool] | None = None) -> float:
     """Seconds from selecting `agent_id` (the tree cursor follows) until its last event is shown."""
     view = app.bridge.views[agent_id]
-    before = app.transcript.blocks
+    before = app.main.transcript.blocks
     start = time.perf_counter()
-    app.select_agent(agent_id)
+    app.main.select_agent(agent_id)
     while True:
         if _shows_last(app, view, before) and (extra is None or extra(app, view)):
             return time.perf_counter() - start
@@ -152,7 +152,7 @@ async def _selections(repeat: int) -> dict[str, list[float]]:
                 await pilot.pause()
             for r in range(repeat):
                 small = f"root-{1 + (r * 7) % (ROOTS - 1):02d}"
-                if small not in app.bridge.views or small == app.selected_id:
+                if small not in app.bridge.views or small == app.main.selected_id:
                     small = "root-01.child-0"
                 times["small"].append(await _time_select(app, small))
                 await pilot.pause()

@@ -221,7 +221,7 @@ async def soak(duration: float, agents: int = AGENTS, old: bool = False) -> Soak
         result = Soak(duration, 0, lags)
         try:
             async with app.run_test(size=SIZE) as pilot:
-                app.select_agent(world.handles[0].agent.id)
+                app.main.select_agent(world.handles[0].agent.id)
                 await pilot.pause()
                 gc.collect()  # what starting the app left is not the soak's garbage
                 start = time.perf_counter()
@@ -318,7 +318,7 @@ async def heap_soak(warm: int, turns: int, old: bool) -> dict[str, float]:
             app = await world.start()
             try:
                 async with app.run_test(size=SIZE) as pilot:
-                    app.select_agent(world.handles[0].agent.id)
+                    app.main.select_agent(world.handles[0].agent.id)
                     await pilot.pause()
                     await _turns(world, warm)
                     heap0, events0 = await _settled_heap(world, pilot)
@@ -344,28 +344,28 @@ async def _read_back(app: DshApp, pilot: Any, agent_id: str, stop: asyncio.Event
                      counts: dict[str, int]) -> None:
     """Scroll the long transcript to its top, search it, show its chunks in the event log."""
     while not stop.is_set():
-        app.select_agent(agent_id)
+        app.main.select_agent(agent_id)
         await asyncio.sleep(KEY_REPEAT)
-        transcript = app.transcript
+        transcript = app.main.transcript
         while transcript.first > 0 and not stop.is_set():
-            await app.action_load_older()
+            await app.main.action_load_older()
             counts["pages"] += 1
             await asyncio.sleep(KEY_REPEAT)
-        app.action_search()
+        app.main.action_search()
         await pilot.press(*"fox")
         for _ in range(5):
             await asyncio.sleep(KEY_REPEAT)
             await pilot.press("enter")
         counts["searches"] += 1
         await pilot.press("escape")
-        log = app.event_log
-        app.action_toggle_event_log()
+        log = app.main.event_log
+        app.main.action_toggle_event_log()
         log.set_filter("chunk")
         counts["log_lines"] += log.lines_written
         await asyncio.sleep(KEY_REPEAT)
         log.set_filter("-chunk")
-        app.action_toggle_event_log()
-        app.transcript.action_follow()
+        app.main.action_toggle_event_log()
+        app.main.transcript.action_follow()
         await asyncio.sleep(KEY_REPEAT)
         counts["rounds"] += 1
 
@@ -387,7 +387,7 @@ async def readback_soak(duration: float) -> dict[str, Any]:
                 shown = world.handles[0].agent
                 shown.session.pack()  # the resumed history, packed up front
                 await world.ctx.sessions.flush(shown.session)  # and written out
-                app.select_agent(shown.id)
+                app.main.select_agent(shown.id)
                 await pilot.pause()
                 drivers = world.drive(time.perf_counter() + 2 * duration + 4.5)
                 await asyncio.sleep(4)  # warm-up: every agent is mid-reply

@@ -201,7 +201,7 @@ async def _one_run(duration: float, agents: int = AGENTS,
         samples: list[float] = []
         try:
             async with app.run_test(size=SIZE) as pilot:
-                app.select_agent(handles[0].agent.id)
+                app.main.select_agent(handles[0].agent.id)
                 await pilot.pause()
                 model.start = time.perf_counter() + 0.1
                 model.end = model.start + duration
@@ -209,12 +209,12 @@ async def _one_run(duration: float, agents: int = AGENTS,
                     handle.agent.followup(user_message("stream, please"))
                 while time.perf_counter() < model.start:
                     await asyncio.sleep(0.001)
-                renders_before = app.transcript.render_count
+                renders_before = app.main.transcript.render_count
                 stop = asyncio.Event()
                 probe = asyncio.create_task(_lag_probe(samples, stop))
                 await asyncio.sleep(max(0.0, model.end - time.perf_counter()))
                 stop.set()
-                renders = app.transcript.render_count - renders_before
+                renders = app.main.transcript.render_count - renders_before
                 await probe
                 for handle in handles:
                     await asyncio.wait_for(handle.agent.when_idle(), 30)

@@ -100,7 +100,7 @@ async def _open(path: Path) -> dict[str, float]:
         view = None
         while True:
             view = app.bridge.views.get(agent.id)
-            if view is not None and app.transcript.view is view and \
+            if view is not None and app.main.transcript.view is view and \
                     _shows_last(app, view, {}):
                 break
             if time.perf_counter() - start > 120:
@@ -109,8 +109,8 @@ async def _open(path: Path) -> dict[str, float]:
         opened = time.perf_counter() - start
         rss_open = rss_mb() - rss0
         pages = 0
-        while app.transcript.first > 0 and pages < 1000:
-            await app.action_load_older()
+        while app.main.transcript.first > 0 and pages < 1000:
+            await app.main.action_load_older()
             await pilot.pause()
             pages += 1
         peak = rss_mb()

@@ -80,7 +80,7 @@ async def _demo_run(app: Any, ctx: Any, size: tuple[int, int], settle: Any,
         await asyncio.wait_for(agent.when_idle(), 60)
         await settle(pilot)
         app.animation_level = "none"
-        app.composer.cursor_blink = False
+        app.main.composer.cursor_blink = False
         app.clear_notifications()
         await pilot.pause()
         app.save_screenshot(filename="demo.svg", path=str(OUT))

@@ -111,13 +111,14 @@ AREA_ORDER = ("Composer", "Inbox", "Agents", "Transcript", "Event log", "App")
 def binding_sources() -> list[type[Any]]:
     """The classes whose BINDINGS hold the registry's actions."""
     from .app import DshApp
+    from .screens.main import MainScreen
     from .widgets.agent_tree import AgentTree
     from .widgets.composer import Composer
     from .widgets.event_log import EventLog
     from .widgets.inbox import InboxView
     from .widgets.transcript import Transcript
 
-    return [Composer, InboxView, AgentTree, Transcript, EventLog, DshApp]
+    return [Composer, InboxView, AgentTree, Transcript, EventLog, MainScreen, DshApp]
 
 
 def default_bindings() -> dict[str, Binding]:

@@ -56,7 +56,7 @@ class PaneKeys:
         if event.is_printable and (focused is widget or focused is None):
             event.stop()
             event.prevent_default()
-            type_into = getattr(app, "type_into_composer", None)
+            type_into = getattr(widget.screen, "type_into_composer", None)
             if type_into is not None:
                 type_into(event.key, event.character)
             return
@@ -64,6 +64,6 @@ class PaneKeys:
             await run_bound_key(widget, event)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """What the app does not offer (`view` is read-only), the pane does not either."""
-        check = getattr(getattr(self, "app", None), "check_action", None)
-        return True if check is None else check(action, parameters)
+        """What the screen does not offer (`view` is read-only), the pane does not either."""
+        widget: Any = self
+        return widget.screen.check_action(action, parameters)

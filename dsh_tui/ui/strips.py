@@ -11,22 +11,42 @@ with no cycle. Most of what the soak benchmark (20 agents streaming nonstop) fou
 held as garbage at its end was such strips, their seven caches and segments.
 
 `install()` is idempotent and is called by `DshApp`. It patches only the Strip it
-was written against (Textual is pinned; the slots it relies on are checked).
+was written against: Textual 8.2 (pinned in pyproject.toml), with the two cache slots
+it relies on. Any other Textual version is left alone, unpatched.
+
+Upstream: in Textual 8.2.8 `Strip.crop_extend` stores its result in
+`self._crop_extend_cache` and `Strip.divide` stores `[self]` in `self._divide_cache`
+even when the result is the strip itself (textual/strip.py, `crop_extend` and
+`divide`). The fix belongs there: return `self` (or `[self]`) before caching, as this
+patch does. When a Textual release does that, drop this module and the pin's guard.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from textual.strip import Strip
 
 _INSTALLED = "_dsh_no_self_cache"
+PATCHED_FOR = "8.2."
+"""The Textual release line whose Strip this patch was read against."""
+
+
+def _textual_version() -> str:
+    try:
+        return version("textual")
+    except PackageNotFoundError:
+        return ""
 
 
 def install() -> None:
+    """Patch Strip.divide/crop_extend so a strip never caches itself (see above)."""
     if getattr(Strip, _INSTALLED, False):
         return
+    if not _textual_version().startswith(PATCHED_FOR):
+        return  # another Textual: its Strip may differ, so it is not touched
     if not {"_divide_cache", "_crop_extend_cache"} <= set(getattr(Strip, "__slots__", ())):
         return  # not the Strip this was written for: leave it alone
     divide = Strip.divide

@@ -92,8 +92,8 @@ async def freeze(pilot: Any, focus: str = "#composer") -> None:
     app = pilot.app
     await settle(pilot)
     app.animation_level = "none"
-    app.tree.refresh_rows(app.bridge.views)
-    app.composer.cursor_blink = False
+    app.main.agent_tree.refresh_rows(app.bridge.views)
+    app.main.composer.cursor_blink = False
     app.screen.query_one(focus).focus()  # the active screen: a dialog's own widgets too
     app.clear_notifications()
     await pilot.pause()
@@ -103,7 +103,7 @@ async def steady(pilot: Any) -> None:
     """Wait until the transcript's content and scroll position stop changing (the panel
     shrinks a followed transcript while its Markdown is still being laid out), then land
     on its end."""
-    transcript = pilot.app.transcript
+    transcript = pilot.app.main.transcript
     last, same = None, 0
     for _ in range(200):
         await pilot.pause(0.01)
@@ -140,7 +140,7 @@ async def _planner_with_history(pilot: Any) -> Any:
     await create_agent(ctx, provider="mock", model="mock", title="scratch",
                        session_id="scratch")
     await settle(pilot)
-    app.select_agent("planner")
+    app.main.select_agent("planner")
     planner.followup(message("Compare the two cache designs in notes.md", "3f2a1c9e"))
     await asyncio.wait_for(planner.when_idle(), 10)
     return planner
@@ -194,10 +194,10 @@ def inbox_scene(edit: bool = False) -> tuple[DshApp, Callable[[Any], Awaitable[N
         planner.followup(message("draft a tweet about it", "b1d2e3f4"))
         planner.inbox.remove("b1d2e3f4")
         await settle(pilot)
-        app.inbox.highlight_message("e2b7c1d4")
+        app.main.inbox.highlight_message("e2b7c1d4")
         await freeze(pilot, "#inbox")
         if edit:
-            await pilot.app.run_action("edit_item")  # enter in the inbox (folded when narrow)
+            await pilot.app.run_action("screen.edit_item")  # enter in the inbox (folded when narrow)
             await pilot.pause()
             await pilot.press(*" (two pages max)")
             app.screen.query_one("#edit-text").cursor_blink = False
@@ -223,7 +223,7 @@ def event_log_scene() -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
     async def run_before(pilot: Any) -> None:
         await before(pilot)
         await pilot.press("f2")
-        log = app.event_log
+        log = app.main.event_log
         log.query_one("#event-filter").value = "-chunk -request"
         await settle(pilot)
         await freeze(pilot, "#event-filter")
@@ -251,12 +251,12 @@ def breakpoint_scene() -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
 
     async def run_before(pilot: Any) -> None:
         planner = await _planner_with_history(pilot)
-        pilot.app.select_agent("planner", focus_tree=True)
-        await pilot.app.run_action("toggle_breakpoint")  # f7 in the tree (folded when narrow)
+        pilot.app.main.select_agent("planner", focus_tree=True)
+        await pilot.app.run_action("screen.toggle_breakpoint")  # f7 in the tree (folded when narrow)
         planner.inject(message("notes.md was updated: writes are now 30%", "5b8e1f77",
                                "inject"))
         planner.followup(message("Which one for bursty writes?", "7d41b0aa"))
-        await until(pilot, lambda: pilot.app.breakpoint_panel.pause is not None)
+        await until(pilot, lambda: pilot.app.main.breakpoint_panel.pause is not None)
         await steady(pilot)
         await freeze(pilot, "#continue")
         await steady(pilot)
@@ -270,7 +270,7 @@ def inbox_open_scene() -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
 
     async def run_before(pilot: Any) -> None:
         await before(pilot)
-        if not pilot.app.inbox.display:
+        if not pilot.app.main.inbox.display:
             await pilot.press("ctrl+o")
             await pilot.pause()
             await freeze(pilot, "#inbox")
@@ -289,7 +289,7 @@ def themed_scene(theme: str) -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
 
 
 def _last_text(app: DshApp) -> str:
-    view = app.selected_view
+    view = app.main.selected_view
     if view is None:
         return ""
     texts = [i for i in view.transcript.items if i.kind == "text"]

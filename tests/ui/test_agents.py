@@ -24,7 +24,7 @@ def tree_paths(app: Any) -> list[str]:
             out.append(path)
             walk(child, path + "/")
 
-    walk(app.tree.root, "")
+    walk(app.main.agent_tree.root, "")
     return out
 
 
@@ -47,7 +47,7 @@ async def test_tree_follows_creation_ownership_and_disposal() -> None:
         await HandleBook.of(ctx).get("researcher").dispose()
         await settle(pilot)
         assert tree_paths(app) == ["planner", "scratch"]
-        assert second.id in app.tree.nodes and grandchild.id not in app.tree.nodes
+        assert second.id in app.main.agent_tree.nodes and grandchild.id not in app.main.agent_tree.nodes
 
 
 async def test_row_shows_status_turn_pending_and_model() -> None:
@@ -61,10 +61,10 @@ async def test_row_shows_status_turn_pending_and_model() -> None:
         agent.steer(msg("s", "s1", "steer"))
         agent.followup(msg("f", "f1"))
         await settle(pilot)
-        assert app.tree.nodes["planner"].label.plain == "● planner t1 ⚑1 ↵1 mock"
+        assert app.main.agent_tree.nodes["planner"].label.plain == "● planner t1 ⚑1 ↵1 mock"
         agent.cancel(keep_inbox=True)
         await idle(pilot, agent)
-        assert app.tree.nodes["planner"].label.plain == "‖ planner t1 ⚑1 ↵1 mock"
+        assert app.main.agent_tree.nodes["planner"].label.plain == "‖ planner t1 ⚑1 ↵1 mock"
 
 
 async def test_selecting_a_row_points_transcript_and_inbox_at_it() -> None:
@@ -76,11 +76,11 @@ async def test_selecting_a_row_points_transcript_and_inbox_at_it() -> None:
         planner.followup(msg("hello planner", "m1"))
         other.inbox.append("next-turn", msg("waiting for other", "o1"))
         await idle(pilot, planner)
-        assert app.selected_id == "planner"
-        app.tree.focus()
+        assert app.main.selected_id == "planner"
+        app.main.agent_tree.focus()
         await pilot.press("down")
         await settle(pilot)
-        assert app.selected_id == "other"
+        assert app.main.selected_id == "other"
         shown = screen_text(app)
         assert "Transcript · other" in shown and "waiting for other" in shown
         assert "hello planner" not in shown
@@ -88,7 +88,7 @@ async def test_selecting_a_row_points_transcript_and_inbox_at_it() -> None:
         await settle(pilot)
         assert "hello planner" in screen_text(app)
         await pilot.press("enter")  # choosing an agent puts the cursor where you type to it
-        assert app.selected_id == "planner" and app.focused is app.composer
+        assert app.main.selected_id == "planner" and app.focused is app.main.composer
 
 
 async def test_ctrl_n_creates_a_root_and_c_spawns_an_owned_child() -> None:
@@ -104,10 +104,10 @@ async def test_ctrl_n_creates_a_root_and_c_spawns_an_owned_child() -> None:
         await app.workers.wait_for_complete()
         await settle(pilot)
         new = next(a for a in ctx.agents.roots() if a is not planner)
-        assert app.selected_id == new.id and new.options.provider == "mock"
+        assert app.main.selected_id == new.id and new.options.provider == "mock"
         assert app.bridge.views[new.id].name == "agent 2"
-        app.select_agent("planner")
-        app.tree.focus()
+        app.main.select_agent("planner")
+        app.main.agent_tree.focus()
         await pilot.press("ctrl+k")
         await wait_until(pilot, lambda: isinstance(app.screen, NameScreen))
         assert app.screen.query_one(Input).value == "planner › child 1"
@@ -121,7 +121,7 @@ async def test_ctrl_n_creates_a_root_and_c_spawns_an_owned_child() -> None:
         assert child.session.header["parentSession"] == "planner"
         assert f"planner/{child.id}" in tree_paths(app)
         assert app.bridge.views[child.id].name == "scout"
-        assert app.selected_id == child.id and app.focused is app.composer
+        assert app.main.selected_id == child.id and app.focused is app.main.composer
         await pilot.press(*"do the sub-task")
         await pilot.press("enter")
         await idle(pilot, child)
@@ -136,7 +136,7 @@ async def test_dispose_asks_first() -> None:
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        app.select_agent("doomed", focus_tree=True)
+        app.main.select_agent("doomed", focus_tree=True)
         await pilot.press("delete")
         assert isinstance(app.screen, ConfirmScreen)
         assert "Dispose doomed and its 1 sub-agent?" in screen_text(app)
@@ -147,7 +147,7 @@ async def test_dispose_asks_first() -> None:
         await app.workers.wait_for_complete()
         await settle(pilot)
         assert ctx.agents.get("doomed") is None and ctx.agents.get("doomed-child") is None
-        assert tree_paths(app) == ["planner"] and app.selected_id == "planner"
+        assert tree_paths(app) == ["planner"] and app.main.selected_id == "planner"
 
 
 async def test_an_agent_started_by_a_tool_is_disposed_through_the_registry() -> None:
@@ -159,7 +159,7 @@ async def test_an_agent_started_by_a_tool_is_disposed_through_the_registry() -> 
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        app.select_agent("tool-child", focus_tree=True)
+        app.main.select_agent("tool-child", focus_tree=True)
         await pilot.press("delete")
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("y")
@@ -167,7 +167,7 @@ async def test_an_agent_started_by_a_tool_is_disposed_through_the_registry() -> 
         await settle(pilot)
         assert ctx.agents.get("tool-child") is None
         assert tree_paths(app) == ["first", "planner"]
-        assert app.selected_id == "planner"  # back to its owner
+        assert app.main.selected_id == "planner"  # back to its owner
 
 
 async def test_escape_cancels_and_keeps_the_inbox_then_enter_delivers_it() -> None:

@@ -47,7 +47,9 @@ def test_every_pinned_action_has_a_binding_with_its_id() -> None:
     bindings = default_bindings()
     for name in PINNED:
         assert name in bindings, name
-        assert bindings[name].action == name and bindings[name].id == name
+        # a pane's key names the action where it is implemented: `screen.followup`
+        assert bindings[name].action in (name, f"screen.{name}"), bindings[name].action
+        assert bindings[name].id == name
     assert {spec.name for spec in ACTIONS} >= set(PINNED)
 
 
@@ -60,7 +62,7 @@ async def test_event_log_shows_durable_events_and_notifications_filtered() -> No
         agent.followup(msg("hello", "m1"))
         other.inbox.append("next-turn", msg("for other", "o1"))
         await idle(pilot, agent)
-        log = app.event_log
+        log = app.main.event_log
         assert not log.display
         await pilot.press("f2")
         await settle(pilot)
@@ -118,7 +120,7 @@ async def test_remapped_keys_work() -> None:
         await pilot.press(*"two")
         await pilot.press("enter")  # now a newline
         await pilot.press(*"lines")
-        assert app.composer.text == "two\nlines"
+        assert app.main.composer.text == "two\nlines"
         await pilot.press("ctrl+o")
         await wait_until(pilot, lambda: agent.status == "running")
         await pilot.press(*"steer it")
@@ -128,7 +130,7 @@ async def test_remapped_keys_work() -> None:
         await pilot.press("ctrl+e")
         await settle(pilot)
         assert [m.text for m in agent.inbox.next_step] == ["steer it"]
-        assert "^e steer" in app.composer.border_title
+        assert "^e steer" in app.main.composer.border_title
         agent.cancel()
         await idle(pilot, agent)
 
@@ -187,19 +189,19 @@ async def test_read_only_view_refuses_sending_and_editing() -> None:
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert app.composer.read_only
+        assert app.main.composer.read_only
         shown = screen_text(app)
         assert "echo WEB_E2E_OK" in shown or "DONE" in shown
         footer = shown.splitlines()[-1]
         for offer in ("Follow-up", "Steer", "Inject", "New agent", "Stop+clear"):
             assert offer not in footer, offer  # view's footer offers nothing it refuses
         (agent,) = ctx.agents.list()
-        app.composer.load_text("try to send")
+        app.main.composer.load_text("try to send")
         before = (len(ctx.agents.list()), len(agent.session.events),
                   len(agent.inbox.next_turn) + len(agent.inbox.next_step))
         for action in ("followup", "steer", "inject", "edit_item", "new_agent",
                        "cancel_clear", "dispose_agent", "spawn_child"):
-            assert await app.run_action(action) is False, action
+            assert await app.run_action(f"screen.{action}") is False, action
             await pilot.pause()
         await pilot.press("enter", "ctrl+n", "ctrl+s")
         await settle(pilot)
@@ -249,7 +251,7 @@ async def test_stream_renders_are_coalesced() -> None:
         await idle(pilot, agent)
         assert app.query_one(AssistantBlock).source == "y" * chunks
         assert app.bridge.flush_count < chunks / 20
-        assert app.transcript.render_count <= app.bridge.flush_count + 2
+        assert app.main.transcript.render_count <= app.bridge.flush_count + 2
 
 
 async def test_long_sessions_mount_only_the_tail_and_load_older_on_demand() -> None:
@@ -258,8 +260,8 @@ async def test_long_sessions_mount_only_the_tail_and_load_older_on_demand() -> N
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        transcript = app.transcript
-        items = len(app.selected_view.transcript.items)
+        transcript = app.main.transcript
+        items = len(app.main.selected_view.transcript.items)
         assert items == 10_000
         assert len(transcript.blocks) == transcript.WINDOW
         assert "answer 2500" in screen_text(app)
@@ -285,7 +287,7 @@ async def test_the_tail_is_followed_unless_scrolled_up() -> None:
     async with app.run_test(size=SIZE) as pilot:
         agent.followup(msg("long answer please", "m1"))
         await idle(pilot, agent)
-        transcript = app.transcript
+        transcript = app.main.transcript
         assert transcript.following and transcript.scroll_y == transcript.max_scroll_y > 0
         transcript.scroll_to(y=0, animate=False, immediate=True)
         await pilot.pause()
@@ -356,7 +358,7 @@ async def test_sessions_screen_lists_and_resumes_saved_sessions(tmp_path: Path) 
         await wait_until(pilot, lambda: ctx.agents.get("old-session") is not None)
         await app.workers.wait_for_complete()
         await settle(pilot)
-        assert app.selected_id == "old-session"
+        assert app.main.selected_id == "old-session"
         assert "remember me" in screen_text(app) and "saved answer" in screen_text(app)
     await HandleBook.of(ctx).dispose_all()
     await ctx.scope.dispose()
@@ -399,10 +401,10 @@ async def test_the_empty_transcript_suggests_the_demo_prompt_only_on_the_demo_mo
                               session_id="demo")
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
-        app.select_agent("real")
+        app.main.select_agent("real")
         await settle(pilot)
         shown = screen_text(app)
         assert "No messages yet" in shown and "compare two designs" not in shown
-        app.select_agent(demo.agent.id)
+        app.main.select_agent(demo.agent.id)
         await settle(pilot)
         assert "compare two designs for a cache" in screen_text(app)

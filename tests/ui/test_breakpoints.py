@@ -14,12 +14,12 @@ from .conftest import SIZE, add_agent, idle, make_app, msg, screen_text, settle,
 
 
 async def _arm(pilot, app, agent_id: str) -> None:
-    app.select_agent(agent_id, focus_tree=True)
+    app.main.select_agent(agent_id, focus_tree=True)
     await settle(pilot)
     await pilot.press("f7")
     await settle(pilot)
     assert app.breakpoints is not None and app.breakpoints.is_armed(agent_id)
-    app.composer.focus()
+    app.main.composer.focus()
 
 
 async def _paused(pilot, app, agent_id: str = "planner", step: int = 1) -> None:
@@ -62,7 +62,7 @@ async def test_continue_sends_the_batch_it_showed() -> None:
         assert len(model.requests) == 1
         assert [i for i, _ in _users(agent)] == ["s1", "m1"]
         assert agent.session.events[-1].data["reason"] == {"kind": "completed"}
-        assert not app.breakpoint_panel.display
+        assert not app.main.breakpoint_panel.display
 
 
 async def test_the_batch_is_edited_in_the_panel_before_it_is_sent() -> None:
@@ -104,7 +104,7 @@ async def test_skip_ends_the_turn_and_the_batch_is_offered_back() -> None:
         assert "user/message" not in _types(agent)
         shown = screen_text(app)
         assert "CLAIMED, NEVER SENT · 1" in shown and "look at the writes" in shown
-        app.inbox.focus()
+        app.main.inbox.focus()
         await pilot.press("ctrl+u")
         await settle(pilot)
         # Back at the head of its own lane, same id, same text, same lane.
@@ -134,7 +134,7 @@ async def test_every_step_stops_until_the_breakpoint_is_removed() -> None:
         agent.followup(msg("again", "m2"))
         await idle(pilot, agent)  # no stop this time
         assert len(model.requests) == 3
-        assert not app.breakpoint_panel.display
+        assert not app.main.breakpoint_panel.display
 
 
 async def test_a_pause_belongs_to_its_agent_and_escape_never_continues() -> None:
@@ -144,23 +144,23 @@ async def test_a_pause_belongs_to_its_agent_and_escape_never_continues() -> None
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
         await _arm(pilot, app, "planner")
-        app.select_agent("scribe")
-        app.composer.focus()
+        app.main.select_agent("scribe")
+        app.main.composer.focus()
         planner.followup(msg("do it", "m1"))
         await _paused(pilot, app)
         # The scribe's screen is untouched: no panel, and typed keys land in its composer.
-        assert not app.breakpoint_panel.display
+        assert not app.main.breakpoint_panel.display
         await pilot.press(*"yes csr")
-        assert app.composer.text == "yes csr"
+        assert app.main.composer.text == "yes csr"
         assert planner.status == "running" and app.breakpoints.paused.get("planner")
         assert "◆ planner t1 paused" in screen_text(app)  # the tree row says where it is
         await pilot.press("f8")  # continues the *selected* agent only: the scribe is not paused
         await settle(pilot)
         assert app.breakpoints.paused.get("planner") is not None and model.requests == []
         # On its own screen the panel shows; escape there stops the agent, it never continues.
-        app.select_agent("planner")
+        app.main.select_agent("planner")
         await settle(pilot)
-        assert app.breakpoint_panel.display
+        assert app.main.breakpoint_panel.display
         app.query_one("#continue").focus()
         await pilot.press("escape")
         await idle(pilot, planner)
@@ -181,7 +181,7 @@ async def test_cancel_while_paused_closes_the_panel_and_keeps_the_inbox() -> Non
         agent.cancel(keep_inbox=True)
         await idle(pilot, agent)
         await settle(pilot)
-        assert not app.breakpoint_panel.display
+        assert not app.main.breakpoint_panel.display
         assert model.requests == []
         assert agent.session.events[-1].data["reason"]["kind"] == "aborted"
         assert [m.id for m in agent.inbox.next_turn] == ["m2"]
@@ -194,7 +194,7 @@ async def test_search_leaves_breakpoints_alone() -> None:
     agent = await add_agent(ctx, "planner", "planner")
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
-        app.select_agent("planner")
+        app.main.select_agent("planner")
         agent.followup(msg("look for it", "m0"))
         await idle(pilot, agent)
         await _arm(pilot, app, "planner")
@@ -207,6 +207,6 @@ async def test_search_leaves_breakpoints_alone() -> None:
         await pilot.press("f8")
         await idle(pilot, agent)
         assert len(model.requests) == 2
-        app.select_agent("planner", focus_tree=True)
+        app.main.select_agent("planner", focus_tree=True)
         await pilot.press("f7")  # f7 still removes it
         assert not app.breakpoints.is_armed("planner")

@@ -116,13 +116,13 @@ async def test_view_shows_the_conversation_of_every_fixture_log(path: Path) -> N
     app = DshApp(open_log(path))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        view = app.selected_view
+        view = app.main.selected_view
         assert view is not None
         users = [i.current_text() for i in view.transcript.items if i.kind == "user"]
         assert any(KNOWN_TEXT[path.name] in text for text in users)
-        await app.transcript.action_load_older()
+        await app.main.transcript.action_load_older()
         await settle(pilot)
-        rendered = "\n".join(str(b.render()) for b in app.transcript.query("UserBlock"))
+        rendered = "\n".join(str(b.render()) for b in app.main.transcript.query("UserBlock"))
         assert KNOWN_TEXT[path.name] in rendered.replace("\n", " ")
 
 
@@ -140,7 +140,7 @@ def test_the_app_starts_on_the_demo_agent_and_resumes_with_children(
             roots = self.ctx.agents.roots()
             if "first" not in seen:
                 seen["first"] = roots[0].id
-                assert self.selected_view.name == "demo"
+                assert self.main.selected_view.name == "demo"
                 assert self.config.provider == "demo" and roots[0].options.model == "demo"
                 await pilot.press(*"compare two designs for a cache")
                 await pilot.press("enter")
@@ -152,7 +152,7 @@ def test_the_app_starts_on_the_demo_agent_and_resumes_with_children(
                 seen["resumed"] = [a.id for a in roots]
                 seen["children"] = [a.id for a in self.ctx.agents.children_of(roots[0])]
                 await settle(pilot)
-                seen["tree"] = set(self.tree.nodes)
+                seen["tree"] = set(self.main.agent_tree.nodes)
 
     monkeypatch.setattr(DshApp, "run_async", scripted_run)
     monkeypatch.setattr(cli, "_check_terminal", lambda: None)  # pytest's stdin is no tty

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from dsh_tui.ui import app as app_module
+from dsh_tui.ui import commands
 from dsh_tui.ui.screens.help import SYMBOLS
 from dsh_tui.ui.widgets.agent_tree import SPINNER
 from dsh_tui.ui.widgets.blocks import LANE_GLYPH
@@ -107,7 +108,7 @@ def test_every_glyph_in_the_ui_source_is_one_text_cell() -> None:
 
 def test_status_and_lane_glyphs_and_the_spinner_pass() -> None:
     shown = set(SPINNER) | set("".join(LANE_GLYPH.values())) | \
-        {char for symbol, _ in SYMBOLS for char in symbol} | set(app_module.PALETTE_ICON)
+        {char for symbol, _ in SYMBOLS for char in symbol} | set(commands.PALETTE_ICON)
     assert not {char: problem(char) for char in shown if problem(char)}
 
 
@@ -144,5 +145,5 @@ async def test_the_command_palette_draws_a_text_icon() -> None:
         await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette))
         await pilot.pause()
         icon = str(app.screen.query_one(SearchIcon).icon)
-        assert icon == app_module.PALETTE_ICON
+        assert icon == commands.PALETTE_ICON
         assert not [char for char in icon if problem(char)]

@@ -33,7 +33,8 @@ from dsh_tui.harness.safe_text import (
 )
 from dsh_tui.llm.scripted import ScriptedModel, hang, reasoning, reply, text, tool_call
 from dsh_tui.loop import Tool
-from dsh_tui.ui.app import DshApp, DshCommands
+from dsh_tui.ui.app import DshApp
+from dsh_tui.ui.commands import DshCommands
 from dsh_tui.ui.state.bridge import LogEntry
 from dsh_tui.ui.state.world import create_agent
 from dsh_tui.ui.widgets.event_log import format_entry
@@ -125,7 +126,7 @@ async def test_every_app_surface_renders_hostile_text_safely(tmp_path: Path) -> 
             i.current_text() for i in app.bridge.views[agent.id].transcript.items))
         agent.followup(msg(f"queued {HOSTILE}", "q1"))
         agent.session.append(f"custom/PWN{HOSTILE}", {"note": HOSTILE}, ignorable=True)
-        app.select_agent(agent.id)
+        app.main.select_agent(agent.id)
         await settle(pilot)
         # transcript (text, reasoning, tool block), tree, titles, inbox rows
         await pilot.press("r", "t")
@@ -135,14 +136,14 @@ async def test_every_app_surface_renders_hostile_text_safely(tmp_path: Path) -> 
         await pilot.press("f2")
         await pilot.press("ctrl+a")
         await settle(pilot)
-        assert any("custom/PWN" in line for line in app.event_log.log_widget.lines)
-        for line in app.event_log.log_widget.lines:
+        assert any("custom/PWN" in line for line in app.main.event_log.log_widget.lines)
+        for line in app.main.event_log.log_widget.lines:
             assert unsafe_in(line) == []
         assert_clean(app, "event log")
         await pilot.press("f2")
         # the edit dialog holds the queued item's text
-        app.inbox.focus()
-        app.inbox.highlight_message("q1")
+        app.main.inbox.focus()
+        app.main.inbox.highlight_message("q1")
         await pilot.press("enter")
         await settle(pilot)
         editor = app.screen.query_one("#edit-text")
@@ -151,10 +152,10 @@ async def test_every_app_surface_renders_hostile_text_safely(tmp_path: Path) -> 
         await pilot.press("escape")
         await settle(pilot)
         # the composer takes a paste with controls in it
-        app.composer.focus()
-        app.composer.post_message(events.Paste(f"pasted {HOSTILE}"))
+        app.main.composer.focus()
+        app.main.composer.post_message(events.Paste(f"pasted {HOSTILE}"))
         await settle(pilot)
-        assert "pasted" in app.composer.text and unsafe_in(app.composer.text) == []
+        assert "pasted" in app.main.composer.text and unsafe_in(app.main.composer.text) == []
         assert_clean(app, "composer")
         # palette entries are built from agent names and ids
         entries = [title + " " + help_text for title, help_text, _ in
@@ -162,7 +163,7 @@ async def test_every_app_surface_renders_hostile_text_safely(tmp_path: Path) -> 
         assert any("child" in entry for entry in entries)
         for entry in entries:
             assert unsafe_in(entry, label=True) == []
-        app.select_agent(child.agent.id)
+        app.main.select_agent(child.agent.id)
         await settle(pilot)
         assert_clean(app, "child selected")
         agent.cancel(None, keep_inbox=False)

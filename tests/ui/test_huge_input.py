@@ -40,17 +40,17 @@ async def test_a_huge_reply_is_cut_with_a_note_and_a_click_shows_all() -> None:
     agent = await add_agent(ctx, "big", "big")
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
-        app.select_agent(agent.id)
+        app.main.select_agent(agent.id)
         agent.followup(msg("a lot, please", "m1"))
         await idle(pilot, agent)
         await settle(pilot)
-        (block,) = app.transcript.query(AssistantBlock)
+        (block,) = app.main.transcript.query(AssistantBlock)
         assert block.truncated
         assert len(block.source) < MARKDOWN_LIMIT + 200
         assert f"{len(HUGE) - MARKDOWN_LIMIT:,} more characters not shown" in block.source
         assert "THE-END" not in block.source and "\x1b" not in block.source
         # the note at the block's end is what is on screen (the tail is followed)
-        visible_bottom = min(block.region.bottom, app.transcript.region.bottom) - 2
+        visible_bottom = min(block.region.bottom, app.main.transcript.region.bottom) - 2
         await pilot.click(block, offset=(3, visible_bottom - block.region.y))
         await wait_until(pilot, lambda: isinstance(app.screen, FullTextScreen))
         shown = app.screen.query_one("#full-text").text
@@ -67,9 +67,9 @@ async def test_a_reply_under_the_limit_is_rendered_whole() -> None:
     agent = await add_agent(ctx, "small", "small")
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
-        app.select_agent(agent.id)
+        app.main.select_agent(agent.id)
         agent.followup(msg("a little", "m1"))
         await idle(pilot, agent)
         await settle(pilot)
-        (block,) = app.transcript.query(AssistantBlock)
+        (block,) = app.main.transcript.query(AssistantBlock)
         assert not block.truncated and block.source == reply_text

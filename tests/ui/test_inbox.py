@@ -28,10 +28,10 @@ def ids(items: Any) -> list[str]:
 
 async def focus_item(pilot: Any, message_id: str) -> None:
     app = pilot.app
-    app.inbox.focus()
-    app.inbox.highlight_message(message_id)
+    app.main.inbox.focus()
+    app.main.inbox.highlight_message(message_id)
     await pilot.pause()
-    assert app.inbox.highlighted_id == f"msg:{message_id}"
+    assert app.main.inbox.highlighted_id == f"msg:{message_id}"
 
 
 async def test_edit_dialog_saves_with_the_same_id() -> None:
@@ -157,7 +157,7 @@ async def test_move_up_down_and_across_lanes() -> None:
         await pilot.press("shift+up")
         await settle(pilot)
         assert ids(agent.inbox.next_turn) == ["q1", "q3", "q2"]
-        assert app.inbox.highlighted_id == "msg:q3"  # the cursor follows the item
+        assert app.main.inbox.highlighted_id == "msg:q3"  # the cursor follows the item
         await pilot.press("shift+up")
         await pilot.press("shift+up")  # already first: nothing moves
         await settle(pilot)
@@ -180,7 +180,7 @@ async def test_move_up_down_and_across_lanes() -> None:
         await settle(pilot)
         assert agent.inbox.locate("q3") == ("next-turn", 2)
         assert agent.inbox.get("q3").text == "c"
-        assert not any(t.kind == "discarded" for t in app.selected_view.tombstones)
+        assert not any(t.kind == "discarded" for t in app.main.selected_view.tombstones)
         agent.cancel()
         await idle(pilot, agent)
 
@@ -192,7 +192,7 @@ async def test_clear_asks_first() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await running_with_queue(pilot, agent, (msg("a", "q1"), "next-turn"),
                                  (msg("b", "s1", "steer"), "next-step"))
-        app.inbox.focus()
+        app.main.inbox.focus()
         await pilot.press("shift+delete")
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("n")
@@ -226,7 +226,7 @@ async def test_a_claimed_steer_is_rescued_as_a_steer() -> None:
     agent = await add_agent(ctx, "planner", "planner")
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
-        app.select_agent("planner")
+        app.main.select_agent("planner")
         agent.inbox.append("next-step", msg("steer this way", "s1", "steer"))  # no wake
         await settle(pilot)
         await focus_item(pilot, "s1")

@@ -21,26 +21,26 @@ async def test_80x24_gives_the_transcript_the_width_and_the_panes_become_toggles
     agent = await add_agent(ctx, "planner", "planner")
     app = make_app(ctx)
     async with app.run_test(size=(80, 24)) as pilot:
-        app.select_agent("planner")
+        app.main.select_agent("planner")
         agent.followup(msg("go", "m1"))
         agent.steer(msg("steer it", "s1", "steer"))
         await wait_until(pilot, lambda: "narrow terminal" in screen_text(app))
         await settle(pilot)
-        assert not app.tree.display and not app.inbox.display
-        assert app.transcript.region.width >= 76  # was 6 with fixed 34 + 40 side panes
+        assert not app.main.agent_tree.display and not app.main.inbox.display
+        assert app.main.transcript.region.width >= 76  # was 6 with fixed 34 + 40 side panes
         assert "inbox ⚑1 ↵0 (^o)" in screen_text(app)  # the folded inbox stays in sight
         await pilot.press("ctrl+o")
         await settle(pilot)
-        assert app.inbox.display and app.focused is app.inbox and inside(app.inbox, app)
+        assert app.main.inbox.display and app.focused is app.main.inbox and inside(app.main.inbox, app)
         assert "steer it" in screen_text(app)
-        assert app.transcript.region.width >= 30
+        assert app.main.transcript.region.width >= 30
         await pilot.press("ctrl+b")  # one side pane at a time when narrow
         await settle(pilot)
-        assert app.tree.display and not app.inbox.display and app.focused is app.tree
+        assert app.main.agent_tree.display and not app.main.inbox.display and app.focused is app.main.agent_tree
         await pilot.press("f9")  # zoom: both folded, focus back in the composer
         await settle(pilot)
-        assert not app.tree.display and not app.inbox.display
-        assert app.focused is app.composer
+        assert not app.main.agent_tree.display and not app.main.inbox.display
+        assert app.focused is app.main.composer
         agent.cancel(None, keep_inbox=True)
         await idle(pilot, agent)
 
@@ -50,14 +50,14 @@ async def test_a_shrinking_terminal_never_leaves_focus_in_a_hidden_pane() -> Non
     await add_agent(ctx, "planner", "planner")
     app = make_app(ctx)
     async with app.run_test(size=(150, 40)) as pilot:
-        app.select_agent("planner")
-        app.inbox.focus()
+        app.main.select_agent("planner")
+        app.main.inbox.focus()
         await settle(pilot)
-        assert app.inbox.display
+        assert app.main.inbox.display
         await pilot.resize_terminal(80, 24)
         await settle(pilot)
-        await wait_until(pilot, lambda: app.focused is app.composer)
-        assert not app.inbox.display
+        await wait_until(pilot, lambda: app.focused is app.main.composer)
+        assert not app.main.inbox.display
 
 
 async def test_dialogs_keep_their_text_and_buttons_at_60x20() -> None:
@@ -65,12 +65,12 @@ async def test_dialogs_keep_their_text_and_buttons_at_60x20() -> None:
     agent = await add_agent(ctx, "planner", "planner")
     app = make_app(ctx)
     async with app.run_test(size=(60, 20)) as pilot:
-        app.select_agent("planner")
+        app.main.select_agent("planner")
         agent.inbox.append("next-turn", msg("a queued follow-up", "q1"))
         await settle(pilot)
         await pilot.press("ctrl+o")  # the inbox is a toggle here
         await settle(pilot)
-        assert app.focused is app.inbox
+        assert app.focused is app.main.inbox
         await pilot.press("enter")
         await wait_until(pilot, lambda: type(app.screen).__name__ == "EditScreen")
         await settle(pilot)
@@ -79,7 +79,7 @@ async def test_dialogs_keep_their_text_and_buttons_at_60x20() -> None:
         await pilot.press("escape")
         await pilot.press("ctrl+b")
         await settle(pilot)
-        assert app.focused is app.tree
+        assert app.focused is app.main.agent_tree
         await pilot.press("delete")
         await wait_until(pilot, lambda: type(app.screen).__name__ == "ConfirmScreen")
         await settle(pilot)
@@ -98,14 +98,14 @@ async def test_prose_keeps_a_readable_measure_on_a_very_wide_screen() -> None:
     agent = await add_agent(ctx, "planner", "planner")
     app = make_app(ctx)
     async with app.run_test(size=(250, 60)) as pilot:
-        app.select_agent("planner")
+        app.main.select_agent("planner")
         agent.followup(msg("a long answer please", "m1"))
         await idle(pilot, agent)
         await settle(pilot)
-        assert app.tree.display and app.inbox.display
-        blocks = list(app.transcript.query("AssistantBlock"))
+        assert app.main.agent_tree.display and app.main.inbox.display
+        blocks = list(app.main.transcript.query("AssistantBlock"))
         assert blocks and all(b.region.width <= 104 for b in blocks)
-        assert app.transcript.region.width > 140  # the space is there; the measure is kept
+        assert app.main.transcript.region.width > 140  # the space is there; the measure is kept
 
 
 async def test_a_tree_row_too_long_for_its_pane_ends_in_an_ellipsis() -> None:
@@ -113,7 +113,7 @@ async def test_a_tree_row_too_long_for_its_pane_ends_in_an_ellipsis() -> None:
     await add_agent(ctx, "long", "an agent whose title is far too long for the tree pane")
     app = make_app(ctx)
     async with app.run_test(size=(120, 30)) as pilot:
-        app.select_agent("long")
+        app.main.select_agent("long")
         await settle(pilot)
         row = next(line for line in screen_text(app).splitlines()
                    if line.startswith("│") and "an agent whose" in line)

@@ -60,15 +60,15 @@ async def test_ctrl_n_and_spawn_ask_for_the_route_and_the_agent_shows_it() -> No
         new = next(a for a in ctx.agents.roots() if a.id != "planner")
         assert (new.options.provider, new.options.model, new.options.reasoning_effort) == (
             "deep", "big", "high")
-        assert app.selected_id == new.id
-        assert "→ agent 2 (deep · big)" in app.composer.border_title
-        assert "agent 2 deep · big" in str(app.tree.label_for(app.bridge.views[new.id]))
+        assert app.main.selected_id == new.id
+        assert "→ agent 2 (deep · big)" in app.main.composer.border_title
+        assert "agent 2 deep · big" in str(app.main.agent_tree.label_for(app.bridge.views[new.id]))
         await pilot.press(*"go deep", "enter")
         await idle(pilot, new)
         assert models["deep"].requests[0]["reasoningEffort"] == "high"
         assert not models["fast"].requests
         # Spawning from the new agent preselects its route; escape creates nothing.
-        app.tree.focus()
+        app.main.agent_tree.focus()
         await pilot.press("ctrl+k")
         await take_offered_name(pilot)
         await wait_until(pilot, lambda: isinstance(app.screen, RouteScreen))
@@ -99,7 +99,7 @@ async def test_one_route_asks_nothing_and_shows_no_route() -> None:
         new = next(a for a in ctx.agents.roots() if a.id != "planner")
         assert new.options.provider == "fast" and new.options.max_tokens == 300
         await settle(pilot)
-        assert "(fast" not in app.composer.border_title
+        assert "(fast" not in app.main.composer.border_title
 
 
 def usage_reply(answer: str, fresh: int, cached: int, out: int) -> Reply:
@@ -126,7 +126,7 @@ async def test_header_shows_the_last_context_and_cumulative_figures_apart() -> N
                              agent.current_turn == t, rounds=1000)
             await idle(pilot, agent)
         assert agent.current_turn == 3
-        title = app.transcript.border_title
+        title = app.main.transcript.border_title
         assert "ctx 1.5k · in 750 · out 130 · cached 2.2k" in title, title
     model = TranscriptModel()
     model.apply_all(agent.session.events)

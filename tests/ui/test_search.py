@@ -67,8 +67,8 @@ async def test_ctrl_f_finds_a_match_thousands_of_items_back_and_end_returns() ->
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        transcript = app.transcript
-        items = app.selected_view.transcript.items
+        transcript = app.main.transcript
+        items = app.main.selected_view.transcript.items
         await pilot.press("ctrl+f")
         bar = app.query_one("#search", SearchBar)
         assert bar.is_open and bar.input.has_focus
@@ -126,8 +126,8 @@ async def test_search_in_a_live_agent_sees_new_output_and_reports_no_match() -> 
         await pilot.press("enter")  # searching again sees the reply that arrived since
         await settle(pilot)
         assert "1 of 1" in str(bar.query_one("#search-status").render())
-        hit = app.transcript.marked
-        assert hit is not None and app.transcript.blocks[hit].has_class("-search-hit")
+        hit = app.main.transcript.marked
+        assert hit is not None and app.main.transcript.blocks[hit].has_class("-search-hit")
         assert agent.status == "idle" and not agent.inbox.has_pending
 
 
@@ -137,13 +137,13 @@ async def test_a_detached_window_counts_new_output_instead_of_mounting_it() -> N
     agent = await add_agent(ctx, "planner", "planner")
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
-        transcript = app.transcript
+        transcript = app.main.transcript
         # Smaller thresholds than the shipped ones, so 13 turns are a "long" session.
         transcript.HIGH_WATER, transcript.LOW_WATER, transcript.NEAR = 24, 12, 4
         for n in range(13):
             agent.followup(msg(f"question {n}", f"m{n}"))
             await idle(pilot, agent)
-        items = app.selected_view.transcript.items
+        items = app.main.selected_view.transcript.items
         assert transcript.first > transcript.NEAR  # the first reply is far out of the window
         await pilot.press("ctrl+f", *"needle")
         await settle(pilot)
@@ -169,12 +169,12 @@ async def test_search_highlights_the_match_not_the_whole_block() -> None:
     agent = await add_agent(ctx, "a", "a")
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
-        app.select_agent("a")
+        app.main.select_agent("a")
         agent.followup(msg("look for the needle in this haystack", "m1"))
         await idle(pilot, agent)
         await pilot.press("ctrl+f", *"needle")
         await settle(pilot)
-        block = next(b for b in app.transcript.query(UserBlock))
+        block = next(b for b in app.main.transcript.query(UserBlock))
         assert block.has_class("-search-hit")
         content = block.render()
         plain = content.plain

@@ -22,14 +22,14 @@ async def test_enter_sends_a_follow_up_that_the_agent_answers() -> None:
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert app.selected_id == "planner"  # the first root is selected at start
+        assert app.main.selected_id == "planner"  # the first root is selected at start
         await pilot.press(*"hello there")
         await pilot.press("enter")
         await idle(pilot, agent)
         sent = user_messages(agent)
         assert [m["content"][0]["text"] for m in sent] == ["hello there"]
         assert sent[0]["source"] == {"kind": "user", "lane": "follow-up"}
-        assert app.composer.text == ""
+        assert app.main.composer.text == ""
         shown = screen_text(app)
         assert "↵ follow-up" in shown and "hello back" in shown
         assert "turn 1 · completed" in shown
@@ -89,7 +89,7 @@ async def test_ctrl_j_and_paste_keep_newlines() -> None:
         await pilot.press(*"line two")
         app.post_message(events.Paste("\npasted\nlines"))
         await pilot.pause()
-        assert app.composer.text == "line one\nline two\npasted\nlines"
+        assert app.main.composer.text == "line one\nline two\npasted\nlines"
         await pilot.press("enter")
         await idle(pilot, agent)
         assert user_messages(agent)[0]["content"][0]["text"] == \
@@ -107,12 +107,12 @@ async def test_history_walks_back_through_sent_messages() -> None:
             await idle(pilot, agent)
         await pilot.press(*"draft")
         await pilot.press("up")
-        assert app.composer.text == "second"
+        assert app.main.composer.text == "second"
         await pilot.press("up")
-        assert app.composer.text == "first"
+        assert app.main.composer.text == "first"
         await pilot.press("down")
         await pilot.press("down")
-        assert app.composer.text == "draft"
+        assert app.main.composer.text == "draft"
 
 
 async def test_empty_enter_says_so() -> None:

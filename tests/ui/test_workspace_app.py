@@ -101,10 +101,10 @@ async def test_a_reopened_workspace_has_its_breakpoints_selection_and_names(
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         scout = next(a.id for a in ctx.agents.list() if a.id.startswith("r-root0."))
-        app.select_agent(scout)
-        await app.run_action("toggle_breakpoint")
-        app.select_agent("r-root1")
-        await app.run_action("rename_agent")
+        app.main.select_agent(scout)
+        await app.run_action("screen.toggle_breakpoint")
+        app.main.select_agent("r-root1")
+        await app.run_action("screen.rename_agent")
         await wait_until(pilot, lambda: isinstance(app.screen, NameScreen))
         await pilot.press(*"editor", "enter")  # typing replaces the offered name
         await wait_until(pilot, lambda: "→ editor" in screen_text(app))
@@ -120,7 +120,7 @@ async def test_a_reopened_workspace_has_its_breakpoints_selection_and_names(
     app = DshApp(ctx)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert app.selected_id == "r-root1" and "→ editor" in screen_text(app)
+        assert app.main.selected_id == "r-root1" and "→ editor" in screen_text(app)
         assert app.breakpoints is not None and app.breakpoints.is_armed(scout)
         assert not app.breakpoints.is_armed("r-root0")
         assert {"alpha", "scout", "editor"} <= {v.name for v in app.bridge.views.values()}

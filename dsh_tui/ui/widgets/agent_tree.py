@@ -29,9 +29,9 @@ class AgentTree(PaneKeys, Tree[str]):
     """A Tree whose node data is the agent id."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+k", "spawn_child", "Spawn child", id="spawn_child"),
-        Binding("delete", "dispose_agent", "Dispose", id="dispose_agent"),
-        Binding("f7", "toggle_breakpoint", "Breakpoint", id="toggle_breakpoint"),
+        Binding("ctrl+k", "screen.spawn_child", "Spawn child", id="spawn_child"),
+        Binding("delete", "screen.dispose_agent", "Dispose", id="dispose_agent"),
+        Binding("f7", "screen.toggle_breakpoint", "Breakpoint", id="toggle_breakpoint"),
     ]
 
     HELP = "Agents and the sub-agents they own. The highlighted agent is the one the " \
@@ -143,7 +143,7 @@ class AgentTree(PaneKeys, Tree[str]):
             text.append(" paused", Style(color=theme.error, bold=True))
         elif breakpoints is not None and breakpoints.is_armed(agent.id):
             text.append(" ◆", Style(color=theme.error, bold=True))
-        offers = getattr(self.app, "_offers_routes", None)
+        offers = getattr(self.screen, "offers_routes", None)
         label = view.route_label if callable(offers) and offers() else view.model
         if label:
             text.append(f" {label}", Style(dim=True, italic=True))
@@ -203,8 +203,10 @@ class AgentTree(PaneKeys, Tree[str]):
         if self._moving:
             return
         agent_id = self.cursor_agent_id
-        select = getattr(self.app, "select_agent", None)
-        if agent_id is not None and select is not None:
+        if agent_id is None:
+            return
+        select = getattr(self.screen, "select_agent", None)
+        if select is not None:
             select(agent_id, from_tree=True)
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
@@ -213,15 +215,6 @@ class AgentTree(PaneKeys, Tree[str]):
     def on_tree_node_selected(self, event: Tree.NodeSelected[str]) -> None:
         event.stop()
         self.post_message(self.Selected(self.cursor_agent_id, chosen=True))
-
-    async def action_spawn_child(self) -> None:
-        await self.app.run_action("spawn_child")
-
-    async def action_dispose_agent(self) -> None:
-        await self.app.run_action("dispose_agent")
-
-    async def action_toggle_breakpoint(self) -> None:
-        await self.app.run_action("toggle_breakpoint")
 
 
 def _is_below(node: TreeNode[str], ancestor: TreeNode[str]) -> bool:

@@ -50,9 +50,9 @@ class SafeTextArea(TextArea):
 
 class Composer(SafeTextArea):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "followup", "Follow-up", id="followup", priority=False),
-        Binding("ctrl+s", "steer", "Steer", id="steer"),
-        Binding("ctrl+t", "inject", "Inject", id="inject"),
+        Binding("enter", "screen.followup", "Follow-up", id="followup", priority=False),
+        Binding("ctrl+s", "screen.steer", "Steer", id="steer"),
+        Binding("ctrl+t", "screen.inject", "Inject", id="inject"),
         Binding("ctrl+j,shift+enter", "newline", "Newline", id="newline", show=False),
         # A browser sends alt+backspace as ESC DEL, which Textual reads as ctrl+w.
         Binding("ctrl+w,alt+backspace", "delete_word", "Delete word", id="delete_word",
@@ -78,8 +78,8 @@ class Composer(SafeTextArea):
     # -- keys ----------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """What the app does not offer (`view` is read-only), the composer does not either."""
-        return self.app.check_action(action, parameters)
+        """What the screen does not offer (`view` is read-only), the composer does not either."""
+        return self.screen.check_action(action, parameters)
 
     async def _on_key(self, event: events.Key) -> None:
         """Run a bound key here, in the order keys arrived, not after the rest of the read.
@@ -101,15 +101,6 @@ class Composer(SafeTextArea):
         if not self.read_only:
             start, end = self.selection
             self._replace_via_keyboard("\n", start, end)
-
-    async def action_followup(self) -> None:
-        await self.app.run_action("followup")
-
-    async def action_steer(self) -> None:
-        await self.app.run_action("steer")
-
-    async def action_inject(self) -> None:
-        await self.app.run_action("inject")
 
     # -- history -------------------------------------------------------------------------------
 

@@ -83,14 +83,14 @@ class InboxView(PaneKeys, OptionList):
     """An OptionList of inbox rows; option ids are `msg:<id>`, `tomb:<n>`, `hdr:<target>`."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "edit_item", "Edit", id="edit_item"),
-        Binding("delete", "remove_item", "Remove", id="remove_item"),
-        Binding("shift+up", "move_item_up", "Move up", id="move_item_up"),
-        Binding("shift+down", "move_item_down", "Move down", id="move_item_down"),
-        Binding("shift+right", "move_item_lane", "Lane", id="move_item_lane"),
-        Binding("ctrl+z", "undo_discard", "Undo", id="undo_discard"),
-        Binding("shift+delete", "clear_inbox", "Clear", id="clear_inbox"),
-        Binding("ctrl+u", "restore_unsent", "Put back", id="restore_unsent", show=False),
+        Binding("enter", "screen.edit_item", "Edit", id="edit_item"),
+        Binding("delete", "screen.remove_item", "Remove", id="remove_item"),
+        Binding("shift+up", "screen.move_item_up", "Move up", id="move_item_up"),
+        Binding("shift+down", "screen.move_item_down", "Move down", id="move_item_down"),
+        Binding("shift+right", "screen.move_item_lane", "Lane", id="move_item_lane"),
+        Binding("ctrl+z", "screen.undo_discard", "Undo", id="undo_discard"),
+        Binding("shift+delete", "screen.clear_inbox", "Clear", id="clear_inbox"),
+        Binding("ctrl+u", "screen.restore_unsent", "Put back", id="restore_unsent", show=False),
     ]
 
     HELP = "The selected agent's pending messages. NEXT STEP is delivered at the next " \
@@ -208,29 +208,3 @@ class InboxView(PaneKeys, OptionList):
             self.highlighted = self.get_option_index(f"msg:{message_id}")
         except Exception:
             pass
-
-    # -- key actions (implemented once, on the app) -----------------------------------------
-
-    async def action_edit_item(self) -> None:
-        await self.app.run_action("edit_item")
-
-    async def action_remove_item(self) -> None:
-        await self.app.run_action("remove_item")
-
-    async def action_move_item_up(self) -> None:
-        await self.app.run_action("move_item_up")
-
-    async def action_move_item_down(self) -> None:
-        await self.app.run_action("move_item_down")
-
-    async def action_move_item_lane(self) -> None:
-        await self.app.run_action("move_item_lane")
-
-    async def action_undo_discard(self) -> None:
-        await self.app.run_action("undo_discard")
-
-    async def action_restore_unsent(self) -> None:
-        await self.app.run_action("restore_unsent")
-
-    async def action_clear_inbox(self) -> None:
-        await self.app.run_action("clear_inbox")

@@ -91,7 +91,7 @@ class Transcript(PaneKeys, VerticalScroll):
         Binding("ctrl+e", "toggle_tools", "Tool details", id="toggle_tools"),
         Binding("end", "follow", "Follow", id="follow"),
         Binding("home", "load_older", "Older", id="load_older"),
-        Binding("ctrl+f", "app.search", "Search", id="search"),
+        Binding("ctrl+f", "screen.search", "Search", id="search"),
     ]
 
     HELP = "Scroll with the arrows or the mouse; the transcript follows new output until " \
