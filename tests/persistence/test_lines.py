@@ -76,3 +76,11 @@ def test_a_5mb_reply_is_stored_and_read_back_whole(world: World) -> None:
     _, stored = read_session_log(path)
     assert json_equal([e.data for e in stored[1:3]], [chunk(1, 1, text), assistant(1, 1, text)])
     assert path.read_bytes().count(b"\\ud800") == 2  # the lone surrogate as JSON.stringify writes it
+
+
+def test_a_huge_string_of_every_awkward_character_is_written_as_json_stringify_writes_it() -> None:
+    """The huge-string encoder (orjson, stdlib for lone surrogates) against the reference."""
+    awkward = "".join(chr(c) for c in range(0x20)) + '"\\/\x7f\u2028\u2029é😀\ufeff'
+    for text in (awkward * 3000, awkward * 3000 + "\ud800", "\udfff" + awkward * 3000):
+        events = [SessionEvent("assistant/chunk", 0, 1, chunk(1, 1, text))]
+        assert b"".join(LineEncoder().encode(events)) == old_bytes(events)

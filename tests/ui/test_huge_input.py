@@ -9,7 +9,12 @@ from typing import Any
 from dsh_tui.compose import build_context
 from dsh_tui.llm.scripted import text
 from dsh_tui.ui.screens.full_text import FullTextScreen
-from dsh_tui.ui.widgets.blocks import MARKDOWN_LIMIT, AssistantBlock
+from dsh_tui.ui.widgets.blocks import (
+    MARKDOWN_LIMIT,
+    PARAGRAPH_LIMIT,
+    AssistantBlock,
+    markdown_cut,
+)
 
 from .conftest import SIZE, add_agent, idle, make_app, msg, settle, wait_until, world
 
@@ -46,8 +51,10 @@ async def test_a_huge_reply_is_cut_with_a_note_and_a_click_shows_all() -> None:
         await settle(pilot)
         (block,) = app.main.transcript.query(AssistantBlock)
         assert block.truncated
-        assert len(block.source) < MARKDOWN_LIMIT + 200
-        assert f"{len(HUGE) - MARKDOWN_LIMIT:,} more characters not shown" in block.source
+        # one paragraph (no blank line): cut where it passes the paragraph limit
+        assert block.shown_length == PARAGRAPH_LIMIT
+        assert len(block.source) < PARAGRAPH_LIMIT + 200
+        assert f"{len(HUGE) - PARAGRAPH_LIMIT:,} more characters not shown" in block.source
         assert "THE-END" not in block.source and "\x1b" not in block.source
         # the note at the block's end is what is on screen (the tail is followed)
         visible_bottom = min(block.region.bottom, app.main.transcript.region.bottom) - 2
@@ -73,3 +80,28 @@ async def test_a_reply_under_the_limit_is_rendered_whole() -> None:
         await settle(pilot)
         (block,) = app.main.transcript.query(AssistantBlock)
         assert not block.truncated and block.source == reply_text
+
+
+def test_the_markdown_cut_takes_the_first_paragraph_too_long_or_the_overall_limit() -> None:
+    short = "a short paragraph of prose.\n\n" * 2_000  # 58,000 characters, none too long
+    assert markdown_cut(short) == MARKDOWN_LIMIT
+    assert markdown_cut("tiny") == 4
+    long_one = "x" * (PARAGRAPH_LIMIT + 1)
+    assert markdown_cut(long_one) == PARAGRAPH_LIMIT
+    assert markdown_cut(long_one[:-1]) == PARAGRAPH_LIMIT  # exactly the limit is whole
+    head = "intro\n\n"
+    assert markdown_cut(head + long_one + "\n\nafter") == len(head) + PARAGRAPH_LIMIT
+    assert markdown_cut("x" * 10 + "\n \t\n" + "y" * PARAGRAPH_LIMIT) == 10 + 4 + PARAGRAPH_LIMIT
+
+
+def test_a_streamed_reply_never_moves_a_cut_already_made() -> None:
+    """The block appends what the stream adds to what it shows: a prefix's cut must stay
+    where it is as the reply grows."""
+    reply = ("word " * 300 + "\n\n") * 3 + "z" * (PARAGRAPH_LIMIT * 2) + "\n\nend " * 4000
+    previous = 0
+    for end in range(0, len(reply), 97):
+        cut = markdown_cut(reply[:end])
+        assert cut >= previous
+        if cut < end:  # once cut, growing the text keeps that cut
+            assert markdown_cut(reply) == cut
+        previous = cut

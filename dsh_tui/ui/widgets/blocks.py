@@ -31,6 +31,29 @@ MARKDOWN_LIMIT = 20_000
 reply took 14 s on the event loop (keys and every other agent froze); past this, the
 block shows its start and a note, and a click opens the whole text in a viewer that
 only lays out the lines on screen."""
+PARAGRAPH_LIMIT = 6_000
+"""Characters of one paragraph (text between blank lines) rendered as Markdown. A
+paragraph is wrapped whole on every frame that lays it out: 20,000 characters with no
+blank line (one huge delta, a minified file, a 1 MB line) held the event loop ~60 ms
+per frame on the 2-core VM (benchmarks/bench_huge.py); 6,000 keep it a few ms. The
+reply is cut where its first paragraph passes this, with the same note and viewer."""
+
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+
+
+def markdown_cut(raw: str) -> int:
+    """Where the Markdown rendering of `raw` stops: its length, MARKDOWN_LIMIT, or the point
+    where a paragraph first grows past PARAGRAPH_LIMIT. Growing `raw` never moves a cut
+    already made, so a streamed reply keeps appending to what it shows."""
+    limit = min(len(raw), MARKDOWN_LIMIT)
+    start = 0
+    for match in _PARAGRAPH_BREAK.finditer(raw, 0, limit):
+        if match.start() - start > PARAGRAPH_LIMIT:
+            return start + PARAGRAPH_LIMIT
+        start = match.end()
+    if limit - start > PARAGRAPH_LIMIT:
+        return start + PARAGRAPH_LIMIT
+    return limit
 
 
 def lane_badge(lane: str) -> Content:
@@ -225,6 +248,7 @@ class AssistantBlock(Markdown, TranscriptBlock):
         self.item_index = item.index
         self.streaming = item.streaming
         self.full_length = 0
+        self.shown_length = 0
         text = self._shown_text(item)
         super().__init__(text, open_links=False)
         self._shown = text
@@ -242,17 +266,18 @@ class AssistantBlock(Markdown, TranscriptBlock):
         once complete, a note saying how much more there is and how to see it)."""
         raw = item.current_text()
         self.full_length = len(raw)
-        if len(raw) <= MARKDOWN_LIMIT:
+        self.shown_length = cut = markdown_cut(raw)
+        if cut == len(raw):
             return visible(raw)
-        shown = visible(raw[:MARKDOWN_LIMIT])
+        shown = visible(raw[:cut])
         if item.streaming:
             return shown
-        return (f"{shown}\n\n*… {len(raw) - MARKDOWN_LIMIT:,} more characters not shown "
+        return (f"{shown}\n\n*… {len(raw) - cut:,} more characters not shown "
                 "here: click this reply to read all of it.*")
 
     @property
     def truncated(self) -> bool:
-        return self.full_length > MARKDOWN_LIMIT
+        return self.full_length > self.shown_length
 
     def on_click(self, event: events.Click) -> None:
         if self.truncated:
