@@ -107,9 +107,19 @@ async def test_signal_abort_mid_stream_ends_with_aborted_and_closes_the_connecti
 async def test_signal_abort_while_waiting_for_headers() -> None:
     signal = CancelSignal()
     async with FakeServer([Reply(200, sse_parts(T1), head_delay=30)]) as server:
-        asyncio.get_running_loop().call_later(0.1, signal.abort, {"kind": "user"})
+
+        async def abort_once_the_request_is_in() -> None:
+            # A fixed delay raced the connection on a loaded machine (the abort came before
+            # the server saw a request): wait for the request, then for the headers a while.
+            while not server.requests:
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.05)
+            signal.abort({"kind": "user"})
+
+        aborter = asyncio.create_task(abort_once_the_request_is_in())
         chunks = await asyncio.wait_for(
             collect(provider(server, idle=None).stream(request(signal=signal))), 10)
+        await aborter
         await asyncio.wait_for(server.requests[0].closed.wait(), CLOSE_SEEN)
     assert failure_of(chunks)["code"] == "ABORTED"
     assert chunks[-1]["reason"]["kind"] == "aborted"
