@@ -61,3 +61,32 @@ def test_leaving_keeps_every_inbox_and_resume_brings_them_back(
     again.press("ctrl+q")
     assert again.wait_exit() == 0
     assert discards(again) == []
+
+
+def test_leaving_at_a_breakpoint_sends_nothing_and_resume_puts_the_batch_back(
+        terminal: Callable[..., Terminal]) -> None:
+    """The person quits while reviewing a paused step: the step is not sent on the way
+    out (no `user/message`, no request), and `--resume` shows the batch pending again,
+    at the head of its lane, with the breakpoint still set."""
+    term = terminal(cols=120, rows=30, config=SLOW)
+    term.press("ctrl+p")
+    term.wait_for("Search for commands")
+    term.write(burst("Break before each step"))
+    term.wait_for("Break before each step")
+    term.press("enter")
+    term.wait_for("Breakpoint set")
+    term.write(burst("review me before it goes", key("enter")))
+    term.wait_for("Skip step")  # paused: the panel shows the batch
+    term.press("ctrl+q")
+    assert term.wait_exit() == 0
+    records = next(iter(term.sessions().values()))
+    sent = [r["type"] for r in records if r.get("type") in ("user/message", "request/header")]
+    assert sent == [], "quitting at a breakpoint sent the step it was showing"
+
+    again = terminal(cols=120, rows=30, config=SLOW, args=("-c",))
+    again.wait_for("review me before it goes")
+    line = next(line for line in again.lines() if " demo " in line and "◆" in line)
+    assert "↵1" in line, f"the batch is not pending again: {line!r}"
+    again.press("ctrl+q")
+    assert again.wait_exit() == 0
+    assert discards(again) == []

@@ -74,11 +74,18 @@ class Breakpoints:
         self._off = ctx.on("agent/pre-step", self._pre_step)
 
     def close(self) -> None:
-        """Stop listening and let every paused agent go on."""
+        """Stop listening; a paused agent stays where it is, its step unsent.
+
+        The app closes its breakpoints when its screen goes, which is how a quit
+        starts: the quit then stops saving and disposes the world in memory, and that
+        disposal's abort ends each pause. Continuing here would send a batch the
+        person was still reviewing (a model request, maybe a tool run) on the way
+        out; left undecided, the log ends as a `kill -9` there leaves it, and resume
+        puts the claimed batch back at the head of its lane.
+        """
         self._off()
         self.armed.clear()
-        for pause in list(self.paused.values()):
-            pause.resolve(CONTINUE)
+        self._on_pause = self._on_resume = _nobody
 
     def toggle(self, agent_id: str) -> bool:
         """Arm or disarm an agent; returns whether it is armed now."""
@@ -119,6 +126,10 @@ class Breakpoints:
             result = {**result, "messages": [_edited(m, pause.edited)
                                              for m in result.get("messages") or ()]}
         return result
+
+
+def _nobody(pause: Pause) -> None:
+    """No screen any more: a pause that starts or ends after close() is told to nobody."""
 
 
 def _edited(message: Any, edited: Mapping[str, Any]) -> Any:
