@@ -106,7 +106,10 @@ async def spawn_agent(call: ToolCall) -> ToolOutput:
         setup=setup))
     child = handle.agent
     boundary = child.session.seq
-    remove = call.signal.add_listener(lambda _reason: child.cancel({"kind": "parent"}))
+    # Stopping the parent stops the child, never empties its inbox: what the person queued
+    # for it stays pending (only ctrl+l, a removal, a clear and dispose throw work away).
+    remove = call.signal.add_listener(lambda _reason: child.cancel({"kind": "parent"},
+                                                                   keep_inbox=True))
     try:
         child.followup(user_message(task, source={"kind": "plugin", "plugin": "spawn_agent",
                                                   "form": "relay"}))
