@@ -357,9 +357,10 @@ async def _run_app(args: argparse.Namespace, config: UiConfig, persistence: Any,
         with _leave_on_signals(app, lambda: stop_saving(ctx)):
             await app.run_async()
     finally:
-        await leave(ctx)  # quit is not dispose: no inbox is discarded on the way out
-        if workspace is not None:
-            workspace.close()
+        with _log_records_kept_off_the_terminal():
+            await leave(ctx)  # quit is not dispose: no inbox is discarded on the way out
+            if workspace is not None:
+                workspace.close()
     lost = getattr(persistence, "lost_on_exit", None)
     if lost:  # the app showed "not saved"; the exit says so too, in one line
         raise CliError(lost)
@@ -371,6 +372,23 @@ async def _run_app(args: argparse.Namespace, config: UiConfig, persistence: Any,
         except (OSError, ValueError):
             pass  # the terminal is gone (closed window, SIGHUP): nobody to tell
     return 0
+
+
+@contextlib.contextmanager
+def _log_records_kept_off_the_terminal() -> Iterator[None]:
+    """While the app winds down its records must not reach the terminal the app just gave
+    back: Python prints records nobody handles to stderr, so a failed last write would
+    appear twice, once as a log record and once as the exit's own line (`lost_on_exit`).
+    A handler that drops them is enough; handlers a caller configured still get them."""
+    import logging
+
+    logger = logging.getLogger("dsh_tui")
+    quiet = logging.NullHandler()
+    logger.addHandler(quiet)
+    try:
+        yield
+    finally:
+        logger.removeHandler(quiet)
 
 
 @contextlib.contextmanager
