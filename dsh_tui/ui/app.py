@@ -146,7 +146,7 @@ class DshApp(App[None]):
             self._spinner.stop()
         self.bridge.stop()
         if self.breakpoints is not None:
-            self.breakpoints.close()  # a paused agent must not wait for a screen that is gone
+            self.breakpoints.close()  # a pause stays undecided: the quit ends it unsent
         self.gc_pacing.release()
 
     def _schedule(self, delay: float, callback: Callable[[], Any]) -> Any:
