@@ -361,7 +361,8 @@ async def _run_app(args: argparse.Namespace, config: UiConfig, persistence: Any,
             await leave(ctx)  # quit is not dispose: no inbox is discarded on the way out
             if workspace is not None:
                 workspace.close()
-    lost = getattr(persistence, "lost_on_exit", None)
+    lost = getattr(persistence, "lost_on_exit", None) or \
+        (workspace.lost_on_exit if workspace is not None else None)
     if lost:  # the app showed "not saved"; the exit says so too, in one line
         raise CliError(lost)
     message = reopen_message(args, workspace)

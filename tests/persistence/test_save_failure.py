@@ -117,3 +117,98 @@ def test_a_full_disk_is_reported_and_writing_resumes_when_space_returns(tmp_path
     assert lines[1] == "PENDING 21"
     assert lines[2] == "FAILING None"
     assert lines[3] == "EQUAL True"
+
+
+WORKSPACE_FULL = textwrap.dedent("""
+    import asyncio, resource, signal, sys
+    from pathlib import Path
+    from dsh_tui.harness import new_world
+    from dsh_tui.harness.persistence import JsonlPersistence
+    from dsh_tui.harness.persistence.workspace import Workspace, read_state
+    from dsh_tui.ui.state.workspace import start_workspace
+
+    async def main(root):
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails: EFBIG
+        soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+        ctx = new_world()
+        persistence = JsonlPersistence(root)
+        persistence.attach(ctx)
+        workspace = start_workspace(ctx, persistence, Workspace.new(Path(root), "/p"))
+        workspace.materialize()  # as the first session's creation does
+        workspace.record("root", session="first")
+        size = workspace.path.stat().st_size
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size + 10, hard))  # 10 bytes still fit
+        workspace.record("root", session="second-" + "x" * 60)
+        print("GREW", workspace.path.stat().st_size - size, flush=True)
+        print("FAILING", persistence.save_failure, flush=True)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))  # space returns
+        for _ in range(100):  # nobody records anything: the retry alone catches up
+            if persistence.save_failure is None:
+                break
+            await asyncio.sleep(0.05)
+        print("FAILING", persistence.save_failure, flush=True)
+        state, _ = read_state(workspace.path)
+        print("ROOTS", " ".join(state.roots), flush=True)
+        workspace.close()
+        print("LOST", workspace.lost_on_exit, flush=True)
+
+    asyncio.run(main(sys.argv[1]))
+""")
+
+
+def test_a_full_disk_cuts_a_workspace_record_back_and_writes_it_whole_later(
+        tmp_path: Path) -> None:
+    """The workspace record (which roots a `-c` reopens) under a full disk: the line that
+    only partly fit is cut back, "not saved" covers it, and the retry writes it whole."""
+    result = subprocess.run([sys.executable, "-c", WORKSPACE_FULL, str(tmp_path)],
+                            capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "GREW 0", lines  # no half line left for the retry to glue onto
+    assert lines[1].startswith("FAILING ") and "File too large" in lines[1], lines
+    assert lines[2] == "FAILING None", lines
+    assert lines[3] == "ROOTS first second-" + "x" * 60, lines
+    assert lines[4] == "LOST None", lines
+
+
+async def test_a_workspace_that_cannot_be_created_is_not_saved_until_it_is(
+        tmp_path: Path) -> None:
+    from dsh_tui.harness.persistence.workspace import Workspace, read_state
+    from dsh_tui.ui.state.workspace import start_workspace
+
+    blocker = tmp_path / "data"
+    blocker.write_text("a file where the data directory should be")
+    ctx = new_world()
+    persistence = JsonlPersistence(blocker / "sessions")
+    detach = persistence.attach(ctx)
+    workspace = start_workspace(ctx, persistence,
+                                Workspace.new(blocker / "sessions", "/p"))
+    try:
+        workspace.materialize()  # its first session reached the disk (or tried to)
+        workspace.record("root", session="s")
+        assert persistence.save_failure is not None
+        assert "Not a directory" in persistence.save_failure
+        blocker.unlink()
+        await _until(lambda: persistence.save_failure is None)
+        assert persistence.save_failure is None
+        state, _ = read_state(workspace.path)
+        assert state is not None and state.roots == ["s"]
+    finally:
+        workspace.close()
+        detach()
+    assert workspace.lost_on_exit is None
+
+
+def test_a_workspace_never_written_is_named_at_exit(tmp_path: Path) -> None:
+    from dsh_tui.harness.persistence.workspace import Workspace
+
+    blocker = tmp_path / "data"
+    blocker.write_text("not a directory")
+    workspace = Workspace.new(blocker, "/p")
+    workspace.materialize()
+    workspace.record("root", session="s")
+    workspace.close()
+    assert workspace.lost_on_exit is not None
+    assert str(blocker) in workspace.lost_on_exit and "2 record(s)" in workspace.lost_on_exit
+    assert len(workspace.lost_on_exit.splitlines()) == 1

@@ -100,6 +100,9 @@ class JsonlPersistence:
         self._locks: dict[str, SessionLock] = {}  # session id -> its held lock
         self._detach: Callable[[], None] | None = None
         self.lost_on_exit: str | None = None  # set by detach when events could not be written
+        self.companions: list[Any] = []
+        """Other records kept beside the sessions (the open workspace): each one's
+        `save_failure` joins this persistence's, so one "not saved" state covers them."""
         self.on_first_write: list[Callable[[Mapping[str, Any]], None]] = []
         """Called with a new session's header just before its log is first created (the
         workspace creates its own record there, so a session never exists on disk without
@@ -291,6 +294,10 @@ class JsonlPersistence:
                 where = getattr(failure, "filename", None) or writer.path
                 reason = getattr(failure, "strerror", None) or str(failure)
                 return f"{reason}: {where}"
+        for companion in tuple(self.companions):
+            failure = getattr(companion, "save_failure", None)
+            if failure is not None:
+                return str(failure)
         return None
 
     # -- locking --------------------------------------------------------------------------------

@@ -16,7 +16,10 @@ session id can own that directory, and upstream's discovery, which only looks fo
 JSON object a line, camelCase keys, written whole with one `os.write` on an O_APPEND
 descriptor before the call that records it returns, so a `kill -9` leaves every line
 written so far; a torn last line (a crash inside the write) is ignored when read and cut
-before the next append. Like a session, a workspace has one writer: `workspace.lock`
+before the next append. A write that fails (a full or read-only disk) is cut back to the
+last whole line and kept in memory; it is retried every `RETRY_DELAY` seconds while an
+event loop runs (and at the next record and at close), and `save_failure` says so
+meanwhile, so the app's "not saved" line covers the workspace too. Like a session, a workspace has one writer: `workspace.lock`
 (the same `flock` as `session.lock`) is held while it is open, and another process gets
 `SessionLockedError` naming the holder.
 
@@ -26,6 +29,7 @@ message): an app opened and closed leaves nothing behind.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -37,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .fileio import make_private_dirs, open_append, write_all
+from .fileio import append_all, make_private_dirs, open_append, write_all
 from .lock import SessionLock, lock_holder
 from .paths import encode_segment, project_dir_name
 
@@ -48,6 +52,7 @@ WORKSPACE_LOG = "workspace.jsonl"
 WORKSPACE_LOCK = "workspace.lock"
 WORKSPACE_VERSION = 1
 _READ_LIMIT = 16 << 20  # a workspace record is a few KB; refuse to fold a runaway file
+RETRY_DELAY = 1.0  # while writing fails, retry this often (as the session writers do)
 
 
 def new_workspace_id() -> str:
@@ -206,6 +211,10 @@ class Workspace:
         self._mutex = threading.Lock()
         self.closed = False
         self.failure: str | None = None
+        self.lost_on_exit: str | None = None
+        """Set by `close()` when records could not be written at all (one line)."""
+        self._wanted = materialized  # a session is on disk: so must this record be
+        self._retry: asyncio.TimerHandle | None = None
         self.opened_selection: str | None = state.selected
         """The selection as the workspace was opened (the app restores it once)."""
         self.opened_breakpoints: set[str] = set(state.breakpoints)
@@ -268,19 +277,50 @@ class Workspace:
         data = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n"
                        for r in self._pending).encode("utf-8")
         try:
-            write_all(self._fd, data)
+            # A short write then ENOSPC must not leave half a line: the retry would glue
+            # the whole record onto it, and the reader would skip both as one bad line.
+            append_all(self._fd, data, os.fstat(self._fd).st_size)
         except OSError as error:
-            self.failure = f"{error.strerror or error}: {self.path}"
-            log.error("workspace %s: cannot write %s: %s", self.id, self.path, error)
+            self._failed(error, "cannot write")
             return
         self._pending.clear()
         self.failure = None
+
+    def _failed(self, error: OSError, what: str) -> None:
+        if self.failure is None:
+            log.error("workspace %s: %s %s (kept in memory, retried): %s", self.id, what,
+                      self.path, error)
+        self.failure = f"{error.strerror or error}: {self.path}"
+        if self._retry is not None or self.closed:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop: the next record or close() tries again
+        self._retry = loop.call_later(RETRY_DELAY, self._try_again)
+
+    def _try_again(self) -> None:
+        with self._mutex:
+            self._retry = None
+            if self.closed:
+                return
+            if self.materialized:
+                self._write_pending()
+                return
+        self.materialize()
+
+    @property
+    def save_failure(self) -> str | None:
+        """Why records of this workspace are not on disk right now, or None (cheap to poll)."""
+        unsaved = self._pending if self.materialized else self._wanted
+        return self.failure if unsaved else None
 
     def materialize(self) -> None:
         """Create the record on disk (header and everything recorded so far). Idempotent."""
         with self._mutex:
             if self.materialized or self.closed:
                 return
+            self._wanted = True
             directory = self.path.parent
             try:
                 make_private_dirs(directory)
@@ -293,21 +333,35 @@ class Workspace:
                 line = json.dumps(header, ensure_ascii=False, separators=(",", ":")) + "\n"
                 fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND
                              | getattr(os, "O_CLOEXEC", 0), 0o600)
-                write_all(fd, line.encode("utf-8"))
+                try:
+                    write_all(fd, line.encode("utf-8"))
+                except OSError:
+                    os.close(fd)  # created just now, under our lock: gone again, so the
+                    os.unlink(self.path)  # retry starts from nothing, never a torn header
+                    raise
             except OSError as error:
-                self.failure = f"{error.strerror or error}: {self.path}"
-                log.error("workspace %s: cannot create %s: %s", self.id, self.path, error)
+                if self._lock is not None:
+                    self._lock.release()
+                    self._lock = None
+                self._failed(error, "cannot create")
                 return
             self._fd = fd
             self.materialized = True
+            self.failure = None
             self._write_pending()
 
     def close(self) -> None:
-        """Write what is pending, fsync, let go of the lock. Idempotent."""
+        """Write what is pending, fsync, let go of the lock. Idempotent. What still cannot
+        be written is named in `lost_on_exit`."""
+        if self._wanted and not self.materialized:
+            self.materialize()  # a last try: its sessions are on disk
         with self._mutex:
             if self.closed:
                 return
             self.closed = True
+            if self._retry is not None:
+                self._retry.cancel()
+                self._retry = None
             fd, self._fd = self._fd, None
             if fd is not None:
                 if self._pending:
@@ -322,6 +376,12 @@ class Workspace:
             if self._lock is not None:
                 self._lock.release()
                 self._lock = None
+            unsaved = len(self._pending) if self.materialized else \
+                (len(self._pending) + 1 if self._wanted else 0)
+            if unsaved:
+                self.lost_on_exit = (f"nothing more could be saved under {self.root}: {unsaved} "
+                                     f"record(s) of workspace {self.id} were not written "
+                                     f"({self.failure})")
 
     # -- names ----------------------------------------------------------------------------------
 

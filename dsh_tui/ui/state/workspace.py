@@ -55,6 +55,9 @@ def start_workspace(ctx: Any, persistence: Any, workspace: Workspace) -> Workspa
     observers = getattr(persistence, "on_first_write", None)
     if observers is not None:
         observers.append(lambda header: workspace.materialize())
+    companions = getattr(persistence, "companions", None)
+    if companions is not None:
+        companions.append(workspace)  # its failures show as "not saved" too
     return workspace
 
 
