@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import pytest
 
-from .terminal import Terminal, burst, discards, key, queue_behind_a_turn
+from .terminal import Terminal, accepted, burst, discards, events_of, key, queue_behind_a_turn
 
 SLOW = "demo_speed = 0.05\n"
 
@@ -32,6 +32,15 @@ def _queue_work(term: Terminal) -> None:
     term.wait_until(lambda: term.text().count(" t1") >= 2, "the child's turn")
     term.write(burst("child follow-up", key("enter")))
     term.wait_for("↵1")
+
+
+def _arm_breakpoint(term: Terminal) -> None:
+    term.press("ctrl+p")
+    term.wait_for("Search for commands")
+    term.write(burst("Break before each step"))
+    term.wait_for("Break before each step")
+    term.press("enter")
+    term.wait_for("Breakpoint set")
 
 
 @pytest.mark.parametrize("how", ["ctrl+q", "SIGTERM", "hang-up"])
@@ -69,12 +78,7 @@ def test_leaving_at_a_breakpoint_sends_nothing_and_resume_puts_the_batch_back(
     out (no `user/message`, no request), and `--resume` shows the batch pending again,
     at the head of its lane, with the breakpoint still set."""
     term = terminal(cols=120, rows=30, config=SLOW)
-    term.press("ctrl+p")
-    term.wait_for("Search for commands")
-    term.write(burst("Break before each step"))
-    term.wait_for("Break before each step")
-    term.press("enter")
-    term.wait_for("Breakpoint set")
+    _arm_breakpoint(term)
     term.write(burst("review me before it goes", key("enter")))
     term.wait_for("Skip step")  # paused: the panel shows the batch
     term.press("ctrl+q")
@@ -90,3 +94,39 @@ def test_leaving_at_a_breakpoint_sends_nothing_and_resume_puts_the_batch_back(
     again.press("ctrl+q")
     assert again.wait_exit() == 0
     assert discards(again) == []
+
+
+def test_a_batch_stopped_at_a_breakpoint_is_offered_back_after_a_quit_and_put_back_whole(
+        terminal: Callable[..., Terminal]) -> None:
+    """escape at a breakpoint ends the turn with its claimed batch (the core contract);
+    the inbox offers it as "claimed, never sent", still after quitting and `-c`, and one
+    command puts it back at the head of its lane: same id, same text, same lane."""
+    term = terminal(cols=120, rows=30, config=SLOW)
+    _arm_breakpoint(term)
+    term.write(burst("look at this first", key("enter")))
+    term.wait_for("Skip step")
+    term.write(burst("queued behind it", key("enter")))
+    term.wait_for("queued behind it")
+    term.press("escape")  # stop: the turn ends aborted, its claimed batch with it
+    term.wait_for("NEVER SENT")
+    term.press("ctrl+q")
+    assert term.wait_exit() == 0
+    first = next(item for item in accepted(next(iter(term.sessions().values())))
+                 if item["content"][0]["text"] == "look at this first")
+
+    again = terminal(cols=120, rows=30, config=SLOW, args=("-c",))
+    again.wait_for("NEVER SENT")
+    again.press("ctrl+p")
+    again.wait_for("Search for commands")
+    again.write(burst("Put back unsent"))
+    again.wait_for("Put back unsent messages")
+    again.press("enter")
+    again.wait_for("Put back 1 message")
+    again.wait_gone("NEVER SENT")
+    rows = [line for line in again.lines() if "look at this first" in line
+            or "queued behind it" in line]
+    assert len(rows) == 2 and "look at this first" in rows[0], again.text()  # head of lane
+    again.press("ctrl+q")
+    assert again.wait_exit() == 0
+    splices = events_of(next(iter(again.sessions().values())), "agent/inbox/spliced")
+    assert splices[-1] == {"target": "next-turn", "start": 0, "inserted": [first]}
