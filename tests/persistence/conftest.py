@@ -7,13 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shared_fixtures import FIXTURES  # noqa: F401  (re-exported to the tests here)
 
 from dsh_tui.harness import Context, Session, new_world
 from dsh_tui.harness.persistence import JsonlPersistence
-
-FIXTURES = Path("/work/shared/fixtures")
-if not FIXTURES.exists():  # a checkout elsewhere: the fixtures sit beside the repo
-    FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 
 
 class World:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shared_fixtures import FIXTURES
 
 from dsh_tui import cli
 from dsh_tui.compose import open_log
@@ -15,8 +16,7 @@ from dsh_tui.ui.app import DshApp
 
 from .conftest import SIZE, settle, wait_until
 
-SHARED = Path("/work/shared/fixtures")
-LOGS = sorted([*SHARED.glob("upstream-logs/*.jsonl"), *SHARED.glob("runtime-logs/*.zstd")])
+LOGS = sorted([*FIXTURES.glob("upstream-logs/*.jsonl"), *FIXTURES.glob("runtime-logs/*.zstd")])
 
 KNOWN_TEXT = {
     "code-mode-round.jsonl": "Using ONE run_code program",

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shared_fixtures import fixture
 
 from dsh_tui import cli
 from dsh_tui.compose import build_context
@@ -16,8 +17,7 @@ from dsh_tui.llm.scripted import ScriptedModel, reasoning, reply, text, tool_cal
 from dsh_tui.loop import Tool
 from dsh_tui.ui.state.export import export_markdown
 
-SHARED = Path("/work/shared/fixtures")
-ZSTD_LOG = SHARED / "runtime-logs" / "tool-read.session.v4.jsonl.zstd"
+ZSTD_LOG = ("runtime-logs", "tool-read.session.v4.jsonl.zstd")
 
 
 async def _write_session(data: Path) -> str:
@@ -91,10 +91,10 @@ async def test_jsonl_export_round_trips_and_writes_a_file(
 
 def test_a_zstd_upstream_log_exports_as_plain_jsonl(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["export", str(ZSTD_LOG), "--format", "jsonl"]) == 0
+    assert cli.main(["export", str(fixture(*ZSTD_LOG)), "--format", "jsonl"]) == 0
     lines = capsys.readouterr().out.splitlines()
     records = [json.loads(line) for line in lines]
-    header, events = read_session_log(ZSTD_LOG)
+    header, events = read_session_log(fixture(*ZSTD_LOG))
     assert records[0] == {"type": "session", **header}
     assert records[1:] == [event.to_json() for event in events]
     # And what came out is a log this build reads back the same.
@@ -104,7 +104,7 @@ def test_a_zstd_upstream_log_exports_as_plain_jsonl(
 
 
 def test_markdown_export_of_an_upstream_log(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["export", str(ZSTD_LOG)]) == 0
+    assert cli.main(["export", str(fixture(*ZSTD_LOG))]) == 0
     out = capsys.readouterr().out
     assert "> Read notes.txt and tell me what it says." in out
     assert "**Tool `read`**" in out and "oracle notes" in out
