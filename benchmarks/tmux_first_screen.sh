@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # First screen in a real terminal: start `dsh-tui` in a detached 120x40 tmux pane and
-# poll `tmux capture-pane` every 10 ms until MARKER is on screen, as product.md's
-# anchors (Toad, Posting, Harlequin, Elia: 690-1,160 ms) were measured
-# (textual-anchors.md §8.1, method B). One warm-up run, then RUNS measured runs;
+# poll `tmux capture-pane` every 10 ms until MARKER is on screen, the way the peers'
+# first screens (Toad, Posting, Harlequin, Elia: 690-1,160 ms) were measured. One
+# warm-up run, then RUNS measured runs;
 # prints each and the median. Not part of run.py (it needs tmux and a pty).
 #
 #   benchmarks/tmux_first_screen.sh [RUNS] [MARKER]

@@ -1,7 +1,7 @@
 """The DeepSeek profile of the chat-completions adapter.
 
 Differences from a generic OpenAI-compatible server, all taken from upstream's
-`llm-deepseek` package and `research/llm-adapter.md` §1:
+`llm-deepseek` package (docs/contract.md §11.1):
 
 * a key is required; without one every request fails with `MISSING_CREDENTIAL`
   before any I/O (the provider still constructs, so the app can start and say so);

@@ -2,7 +2,7 @@
 
 The failure `code` is what the retry policy and the UI route on, so the mapping
 follows upstream's `httpErrorCode` table with this project's two decisions
-(`research/llm-adapter.md`, top): 402 is always `QUOTA` and 422 is always
+(docs/contract.md §11.4): 402 is always `QUOTA` and 422 is always
 `INVALID_REQUEST`, so neither is ever retried.
 """
 

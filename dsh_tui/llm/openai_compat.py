@@ -146,7 +146,7 @@ class OpenAICompatibleProvider:
     `client` lets a caller share one `httpx.AsyncClient`; when omitted the provider
     owns one per event loop and `aclose()` closes it.
 
-    Profile switches for servers that differ (`research/llm-adapter.md` §3):
+    Profile switches for servers that differ (docs/contract.md §11.3):
     `reasoning_field` names the field reasoning is replayed under (None: never),
     `max_tokens_field` the output-cap field, `stream_usage` whether to ask for
     usage with `stream_options`, `extra_body`/`extra_headers` are merged into

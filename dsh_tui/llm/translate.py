@@ -1,7 +1,7 @@
 """Chat-completions stream payloads → harness StreamChunks.
 
 One translator serves DeepSeek, vLLM, Ollama and llama.cpp, so it accepts every
-shape those servers are known to send (`research/llm-adapter.md` §3):
+shape those servers are known to send (docs/contract.md §11.3):
 
 * reasoning as `delta.reasoning_content` (DeepSeek, llama.cpp) or
   `delta.reasoning` (vLLM ≥ 0.11, Ollama); the empty first reasoning delta of

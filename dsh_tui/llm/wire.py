@@ -1,7 +1,7 @@
 """Harness history → chat-completions `messages`, `tools` and sampling fields.
 
-Rules that matter for a server to accept the history (`research/llm-adapter.md`
-§1.3, §1.5; upstream `serialize.ts`):
+Rules that matter for a server to accept the history (docs/contract.md
+§11.2; upstream `serialize.ts`):
 
 * assistant `content` is always a string, `""` when the turn had no text — never
   null, which DeepSeek rejects for a reasoning-only turn;

@@ -1,4 +1,4 @@
-"""Shared fixtures of the harness-core conformance suite (core.md §1–§8).
+"""Shared fixtures of the harness-core conformance suite (docs/contract.md §1–§8).
 
 Everything here goes through the public surface: `build_context` from the
 composition root, `ctx.agents` / `ctx.sessions` / `ctx.on`, the agent handle and
@@ -53,7 +53,7 @@ async def settle(ticks: int = 50) -> None:
 
 
 def m(text: str, **source: Any) -> Any:
-    """`m(t)` of core.md §8: a new UserMessage, source {kind:'user'} unless given."""
+    """`m(t)` of the scenarios (docs/contract.md §8): a new UserMessage, source {kind:'user'} unless given."""
     return user_message(text, source=source or None)
 
 

@@ -311,7 +311,7 @@ async def test_rule_parent_scoped_listeners_do_not_hear_loop_children(make_world
 
 
 async def test_rule_payloads_are_read_only(make_world):
-    """§5.1/python-surface: emit payloads are read-only mappings holding `agent`."""
+    """§5.1 (and harness/surface.py): emit payloads are read-only mappings holding `agent`."""
     world = make_world([text("ok")])
     agent = await world.agent()
     errors = []

@@ -100,7 +100,7 @@ def data_lines(payloads: Iterable[str | dict[str, Any]], *, done: bool = True) -
 def deepseek_rejection(seen: Seen, api_key: str | None) -> Reply | None:
     """Reject a request the way the live DeepSeek API does (strict passback mode), or None.
 
-    Mirrors `research/llm-adapter.md` §6.1 "DeepSeek request validation mode": a
+    Mirrors the live API's request validation (docs/contract.md §11.6): a
     wrong bearer is a 401; with thinking on (the default when `thinking` is
     absent) every assistant message must carry `reasoning_content`; assistant
     `content: null` needs `tool_calls`; a tool message must answer an earlier call.

@@ -1,8 +1,8 @@
-"""Wire transcripts from `research/llm-adapter.md` §6, byte for byte.
+"""Wire transcripts of the live DeepSeek API, byte for byte (docs/contract.md §11.6).
 
 T1-T3 are whole DeepSeek streams (events separated by a blank line, LF newlines);
-the error bodies are the verbatim DeepSeek envelopes of §6.3; the variant lines are
-the vLLM / Ollama / llama.cpp shapes of §6.4.
+the error bodies are the verbatim DeepSeek envelopes; the variant lines are
+the vLLM / Ollama / llama.cpp shapes (§11.3).
 """
 
 from __future__ import annotations

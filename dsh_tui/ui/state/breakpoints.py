@@ -3,8 +3,8 @@
 An armed agent's `agent/pre-step` waterfall (the public hook the driver awaits
 before every step, with the claimed batch in hand) waits for the person: continue
 sends the batch on (with the person's edits: the waterfall's `enter` carries the
-messages to record, core.md C-28), skip rejects the step (the turn ends `blocked`,
-the claimed messages go with it, as core.md §6.3 says; the inbox pane then offers
+messages to record, docs/contract.md C-28), skip rejects the step (the turn ends `blocked`,
+the claimed messages go with it, as docs/contract.md §6.3 says; the inbox pane then offers
 them back). A cancel or a disposal while paused lets the driver go on to its own
 abort. A pause belongs to its agent: the app shows it in that agent's panel only. The listener awaits a future the UI
 resolves; it never blocks the event loop, and the UI side only records the pause

@@ -31,7 +31,7 @@ DEFAULT_MODELS = {"demo": "demo", "deepseek": "deepseek-v4-flash"}
 DEEPSEEK_EFFORTS = ("off", "low", "high", "max")
 """`dsh_tui.llm.deepseek.REASONING_EFFORTS` (the UI may not import llm; a test keeps them equal)."""
 DEEPSEEK_MAX_TOKENS = 393_216
-"""DeepSeek's hard cap on `max_tokens` (research/llm-adapter.md §1.3)."""
+"""DeepSeek's hard cap on `max_tokens` (docs/contract.md §11.1)."""
 TIMEOUTS = ("connect_timeout", "first_byte_timeout", "read_timeout", "idle_timeout")
 SETTINGS = ("provider", "model", "base_url", "api_key_env", "max_tokens", "temperature",
             "reasoning_effort", *TIMEOUTS)
