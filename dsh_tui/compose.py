@@ -42,10 +42,10 @@ async def leave(ctx: Context) -> None:
     it, and a turn still running is closed as `interrupted` by the next `--resume`, which
     is exactly what a `kill -9` at that instant leaves. Throwing work away is explicit
     (ctrl+l, X, dispose) and happens while the app runs."""
-    from dsh_tui.ui.state.world import HandleBook
+    from dsh_tui.ui.state.world import dispose_all
 
     stop_saving(ctx)
-    await HandleBook.of(ctx).dispose_all()
+    await dispose_all(ctx)
     await ctx.scope.dispose()
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from textual.app import App, ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import Binding, BindingType, Keymap
 from textual.command import CommandPalette, Provider
 from textual.css.query import NoMatches
 from textual.screen import Screen
@@ -33,7 +33,6 @@ from .state.bridge import Bridge, FlushBatch
 from .state.config import ConfigError, UiConfig, save_setting
 from .state.gcpacing import GcPacing
 from .state.text import visible
-from .state.world import HandleBook
 from .strips import install as install_strip_fix
 from .themes import VARIABLE_DEFAULTS, load_themes
 
@@ -57,10 +56,16 @@ class DshApp(App[None]):
     VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [(0, "-short"), (30, "-tall")]
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("f1", "help", "Help", id="help"),
-        Binding("f4", "change_theme", "Theme", id="change_theme", show=False),
-        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True, show=False),
-        Binding("ctrl+c", "interrupt", "Stop", id="interrupt", priority=True, show=False),
+        Binding("f1", "help", "Help", id="help",
+                tooltip="This screen: every key and what it does"),
+        Binding("f4", "change_theme", "Theme", id="change_theme", show=False,
+                tooltip="Pick a theme (remembered)"),
+        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True, show=False,
+                tooltip="Leave dsh-tui: running turns stop, every inbox is kept (--resume "
+                        "brings them back)"),
+        Binding("ctrl+c", "interrupt", "Stop", id="interrupt", priority=True, show=False,
+                tooltip="Stop the selected running agent keeping its inbox; on an idle one, "
+                        "press twice to quit (copies a selection in a text field)"),
     ]
 
     QUIT_WINDOW = 3.0
@@ -74,7 +79,6 @@ class DshApp(App[None]):
         self.read_only = ctx.read_only
         self.bridge = Bridge(ctx, self._schedule)
         self.bridge.on_flush = self._on_flush
-        self.handles = HandleBook.of(ctx)
         self._spinner: Timer | None = None
         self.gc_pacing = GcPacing()
         self.closing = False
@@ -84,6 +88,9 @@ class DshApp(App[None]):
         self._interrupted_at = -QUIT_NEVER
         self._theme_ready = False
         self._unknown_keys: list[str] = []
+        self.keymap: dict[str, str] = {}
+        """Binding id → keys, as last set (Textual keeps its own copy private):
+        `keys.bound_keys` reads it to name the keys that work."""
         self.set_class(self.read_only, "-read-only")
         for theme in load_themes():
             self.register_theme(theme)
@@ -115,6 +122,11 @@ class DshApp(App[None]):
         self._spinner = self.set_interval(0.1, self._tick, pause=True)
         self._main = MainScreen()
         return self._main
+
+    def set_keymap(self, keymap: Keymap) -> None:
+        """Textual's, remembering the keymap for `keys.bound_keys`."""
+        self.keymap = dict(keymap)
+        super().set_keymap(keymap)
 
     def compose(self) -> ComposeResult:
         yield from self.main.panes()

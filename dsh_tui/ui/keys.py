@@ -9,6 +9,7 @@ config's `[keys]` remapping.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from textual.binding import Binding
@@ -19,89 +20,58 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class ActionSpec:
+    """An action as help and the palette list it: its pinned name, a title, the area it
+    belongs to (Composer | Inbox | Agents | Transcript | Event log | App). What it does is
+    the `tooltip` of its Binding, the one place that text is written."""
+
     name: str
     title: str
-    help: str
-    area: str  # Composer | Inbox | Agents | Transcript | Event log | App
+    area: str
+
+    @property
+    def help(self) -> str:
+        """The action's Binding tooltip (the footer shows it on hover too)."""
+        binding = default_bindings().get(self.name)
+        return binding.tooltip if binding is not None else ""
 
 
 ACTIONS: tuple[ActionSpec, ...] = (
-    ActionSpec("followup", "Send as follow-up",
-               "Queue the composer text for the next turn (enter on an empty composer "
-               "delivers work kept after a stop)", "Composer"),
-    ActionSpec("steer", "Send as steer",
-               "Deliver the text at the next step of the running turn (wakes an idle agent)",
-               "Composer"),
-    ActionSpec("inject", "Send as injected context",
-               "Add context for the next step without waking the agent", "Composer"),
-    ActionSpec("newline", "Insert a newline", "A line break in the composer", "Composer"),
-    ActionSpec("delete_word", "Delete the word before the cursor",
-               "In the composer (a browser keeps ctrl+w to close the tab: alt+backspace)",
-               "Composer"),
-    ActionSpec("edit_item", "Edit queued item",
-               "Edit the highlighted inbox item in place (same id)", "Inbox"),
-    ActionSpec("remove_item", "Remove queued item",
-               "Remove the highlighted inbox item (ctrl+z in the inbox undoes)", "Inbox"),
-    ActionSpec("move_item_up", "Move item up", "Move the highlighted item earlier", "Inbox"),
-    ActionSpec("move_item_down", "Move item down", "Move the highlighted item later", "Inbox"),
-    ActionSpec("move_item_lane", "Change item lane",
-               "Cycle the highlighted item: follow-up → steer → inject → follow-up", "Inbox"),
-    ActionSpec("undo_discard", "Undo remove",
-               "Put the last removed items back where they were", "Inbox"),
-    ActionSpec("clear_inbox", "Clear inbox",
-               "Remove every pending item of the selected agent (asks first)", "Inbox"),
-    ActionSpec("spawn_child", "Spawn child agent",
-               "Create an agent owned by the selected one", "Agents"),
-    ActionSpec("rename_agent", "Rename agent",
-               "Name the selected agent (kept in its log; shown in the tree, the composer, "
-               "the transcript title, the sessions list and exports)", "Agents"),
-    ActionSpec("dispose_agent", "Dispose agent",
-               "Dispose the selected agent and its children (asks first)", "Agents"),
-    ActionSpec("toggle_breakpoint", "Break before each step",
-               "Stop the selected agent before each step and show what the step will send "
-               "from its inbox: continue, skip the step, or remove the breakpoint", "Agents"),
-    ActionSpec("breakpoint_continue", "Continue at breakpoint",
-               "Let the selected agent, paused at its breakpoint, send its step (with your "
-               "edits); the panel under its transcript also offers skip and remove", "Agents"),
-    ActionSpec("restore_unsent", "Put back unsent messages",
-               "Put messages an ended turn claimed but never sent (a stop, a skipped step) "
-               "back at the head of their lane, same text and id", "Inbox"),
-    ActionSpec("new_agent", "New root agent", "Create a new top-level agent", "App"),
-    ActionSpec("cancel_keep_inbox", "Stop (keep inbox)",
-               "Cancel the running turn; pending items stay, paused", "App"),
-    ActionSpec("interrupt", "Stop or quit",
-               "Stop the selected running agent keeping its inbox; on an idle one, press "
-               "twice to quit (copies a selection in a text field)", "App"),
-    ActionSpec("cancel_clear", "Stop and clear inbox",
-               "Cancel the running turn and discard pending items (asks first)", "App"),
-    ActionSpec("toggle_event_log", "Event log", "Show or hide the event log", "App"),
-    ActionSpec("toggle_agents", "Agents pane",
-               "Show or hide the agent tree (hidden by default below 100 columns)", "App"),
-    ActionSpec("toggle_inbox", "Inbox pane",
-               "Show or hide the inbox (hidden by default below 100 columns; the transcript "
-               "title keeps its counts)", "App"),
-    ActionSpec("zoom_transcript", "Zoom the transcript",
-               "Hide both side panes so the transcript takes the width, or bring them back",
-               "App"),
-    ActionSpec("help", "Help", "This screen: every key and what it does", "App"),
-    ActionSpec("change_theme", "Change theme", "Pick a theme (remembered)", "App"),
-    ActionSpec("sessions", "Past sessions", "List saved sessions and resume one", "App"),
-    ActionSpec("toggle_reasoning", "Expand reasoning",
-               "Expand or collapse every reasoning block", "Transcript"),
-    ActionSpec("toggle_tools", "Expand tool calls",
-               "Expand or collapse tool arguments and results", "Transcript"),
-    ActionSpec("follow", "Follow the tail", "Scroll to the end and keep following",
-               "Transcript"),
-    ActionSpec("load_older", "Load older items", "Show the page of items before the first",
-               "Transcript"),
-    ActionSpec("search", "Search the transcript",
-               "Find text in the selected agent's transcript, however far back: enter or up "
-               "goes to the older match, down to the newer, escape closes",
-               "Transcript"),
-    ActionSpec("event_log_scope", "Event log: all agents",
-               "Toggle the event log between the selected agent and all", "Event log"),
-    ActionSpec("quit", "Quit", "Leave dsh-tui: running turns stop, every inbox is kept "
-               "(--resume brings them back)", "App"),
+    ActionSpec("followup", "Send as follow-up", "Composer"),
+    ActionSpec("steer", "Send as steer", "Composer"),
+    ActionSpec("inject", "Send as injected context", "Composer"),
+    ActionSpec("newline", "Insert a newline", "Composer"),
+    ActionSpec("delete_word", "Delete the word before the cursor", "Composer"),
+    ActionSpec("edit_item", "Edit queued item", "Inbox"),
+    ActionSpec("remove_item", "Remove queued item", "Inbox"),
+    ActionSpec("move_item_up", "Move item up", "Inbox"),
+    ActionSpec("move_item_down", "Move item down", "Inbox"),
+    ActionSpec("move_item_lane", "Change item lane", "Inbox"),
+    ActionSpec("undo_discard", "Undo remove", "Inbox"),
+    ActionSpec("clear_inbox", "Clear inbox", "Inbox"),
+    ActionSpec("spawn_child", "Spawn child agent", "Agents"),
+    ActionSpec("rename_agent", "Rename agent", "Agents"),
+    ActionSpec("dispose_agent", "Dispose agent", "Agents"),
+    ActionSpec("toggle_breakpoint", "Break before each step", "Agents"),
+    ActionSpec("breakpoint_continue", "Continue at breakpoint", "Agents"),
+    ActionSpec("restore_unsent", "Put back unsent messages", "Inbox"),
+    ActionSpec("new_agent", "New root agent", "App"),
+    ActionSpec("cancel_keep_inbox", "Stop (keep inbox)", "App"),
+    ActionSpec("interrupt", "Stop or quit", "App"),
+    ActionSpec("cancel_clear", "Stop and clear inbox", "App"),
+    ActionSpec("toggle_event_log", "Event log", "App"),
+    ActionSpec("toggle_agents", "Agents pane", "App"),
+    ActionSpec("toggle_inbox", "Inbox pane", "App"),
+    ActionSpec("zoom_transcript", "Zoom the transcript", "App"),
+    ActionSpec("help", "Help", "App"),
+    ActionSpec("change_theme", "Change theme", "App"),
+    ActionSpec("sessions", "Past sessions", "App"),
+    ActionSpec("toggle_reasoning", "Expand reasoning", "Transcript"),
+    ActionSpec("toggle_tools", "Expand tool calls", "Transcript"),
+    ActionSpec("follow", "Follow the tail", "Transcript"),
+    ActionSpec("load_older", "Load older items", "Transcript"),
+    ActionSpec("search", "Search the transcript", "Transcript"),
+    ActionSpec("event_log_scope", "Event log: all agents", "Event log"),
+    ActionSpec("quit", "Quit", "App"),
 )
 
 SPEC_BY_NAME = {spec.name: spec for spec in ACTIONS}
@@ -121,8 +91,11 @@ def binding_sources() -> list[type[Any]]:
     return [Composer, InboxView, AgentTree, Transcript, EventLog, MainScreen, DshApp]
 
 
+@cache
 def default_bindings() -> dict[str, Binding]:
-    """Binding id → Binding, as declared (before any keymap)."""
+    """Binding id → Binding, as declared (before any keymap; the first declaration of an
+    id, in `binding_sources` order, is the one that carries its tooltip). Made once: the
+    classes' BINDINGS do not change while the program runs."""
     found: dict[str, Binding] = {}
     for cls in binding_sources():
         for binding in cls.BINDINGS:
@@ -161,7 +134,7 @@ def bound_keys(app: App[Any], action: str) -> list[str]:
     binding = default_bindings().get(action)
     if binding is None:
         return []
-    spec = getattr(app, "_keymap", {}).get(action, binding.key)
+    spec = getattr(app, "keymap", {}).get(action, binding.key)
     hidden = UNTOLD | (BROWSER_KEPT if getattr(app, "is_web", False) else frozenset())
     return [key for key in (k.strip() for k in spec.split(",")) if key and key not in hidden]
 

@@ -29,12 +29,17 @@ from textual import events
 async def run_bound_key(widget: Any, event: events.Key) -> bool:
     """If `event` is bound for `widget` (its own bindings and its ancestors', after the
     config's `[keys]`; priority bindings already ran at the app), run the binding now and
-    stop the event so the app does not run it again. True when it ran."""
+    stop the event so the app does not run it again. True when it ran, or when the binding
+    is greyed out (`check_action` said None: no agent selected): such a key only rings the
+    bell; it does not fall through to the widget (enter in the composer is not a newline)."""
     active = widget.screen.active_bindings.get(event.key)
-    if active is None or not active.enabled or active.binding.priority:
+    if active is None or active.binding.priority:
         return False
     event.stop()
     event.prevent_default()
+    if not active.enabled:
+        widget.app.bell()
+        return True
     await widget.app.run_action(active.binding.action, active.node)
     return True
 

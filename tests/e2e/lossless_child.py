@@ -23,7 +23,7 @@ from dsh_tui.harness import AgentOptions, user_message
 from dsh_tui.harness.persistence import JsonlPersistence
 from dsh_tui.loop.tools import ToolOutput, tool
 from dsh_tui.ui.state.breakpoints import Breakpoints
-from dsh_tui.ui.state.world import HandleBook, create_agent, resume_tree, spawn_child
+from dsh_tui.ui.state.world import create_agent, resume_tree, spawn_child
 
 ROOT_ID = "root"
 
@@ -95,7 +95,7 @@ class Driver:
         kids = [a for a in self.ctx.agents.list() if a is not root]
         if kids:  # a sub-agent whose log had nothing to keep was never written
             return root, kids[0]
-        kid = HandleBook.of(self.ctx).remember(await spawn_child(root, title="kid"))
+        kid = await spawn_child(root, title="kid")
         return root, kid.agent
 
     @staticmethod

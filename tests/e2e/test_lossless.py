@@ -23,7 +23,7 @@ import pytest
 from dsh_tui.compose import build_context
 from dsh_tui.harness import AgentOptions, Inbox, Session, user_message
 from dsh_tui.harness.persistence import JsonlPersistence
-from dsh_tui.ui.state.world import HandleBook, resume_tree
+from dsh_tui.ui.state.world import dispose_all, resume_tree
 
 CHILD = Path(__file__).with_name("lossless_child.py")
 REPO = Path(__file__).resolve().parents[2]
@@ -111,7 +111,7 @@ async def resume_and_check(root: Path, accepted: dict[str, set[str]]
             assert agent.status == "idle"  # nothing runs until someone asks
         return seen
     finally:
-        await HandleBook.of(ctx).dispose_all()
+        await dispose_all(ctx)
         await ctx.scope.dispose()
 
 
@@ -168,7 +168,7 @@ async def check_resumed_agent_works(root: Path) -> None:
                 if e.type == "user/message"]
         assert sent[-2:] == ["hello", "and now?"]
     finally:
-        await HandleBook.of(ctx).dispose_all()
+        await dispose_all(ctx)
         await ctx.scope.dispose()
 
 

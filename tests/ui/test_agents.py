@@ -9,7 +9,6 @@ from textual.widgets import Input
 from dsh_tui.llm.scripted import hang, text
 from dsh_tui.ui.screens.confirm import ConfirmScreen
 from dsh_tui.ui.screens.name import NameScreen
-from dsh_tui.ui.state.world import HandleBook
 
 from .conftest import SIZE, add_agent, idle, make_app, msg, screen_text, settle, wait_until, world
 
@@ -44,7 +43,7 @@ async def test_tree_follows_creation_ownership_and_disposal() -> None:
         assert ctx.agents.is_owned_by("reader", child)
         shown = screen_text(app)
         assert "scratch pad" in shown and "researcher" in shown
-        await HandleBook.of(ctx).get("researcher").dispose()
+        await ctx.agents.dispose("researcher")
         await settle(pilot)
         assert tree_paths(app) == ["planner", "scratch"]
         assert second.id in app.main.agent_tree.nodes and grandchild.id not in app.main.agent_tree.nodes
@@ -155,7 +154,6 @@ async def test_an_agent_started_by_a_tool_is_disposed_through_the_registry() -> 
     await add_agent(ctx, "first", "first")
     owner = await add_agent(ctx, "planner", "planner")
     await add_agent(ctx, "tool-child", "tool child", owner=owner)
-    HandleBook.of(ctx).forget("tool-child")  # as if a tool had created it: no handle here
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -241,3 +239,33 @@ async def test_quitting_while_an_agent_streams_is_clean() -> None:
     assert app.return_code in (0, None) and app._exception is None
     agent.cancel()
     await agent.when_idle()
+
+
+async def test_with_no_agent_selected_the_keys_on_one_are_greyed_out_and_do_nothing() -> None:
+    """`check_action` greys out what needs a selected agent (the footer still shows it,
+    dimmed) instead of running it to say "no agent"; a greyed key is not passed on either
+    (enter in the composer does not become a newline). With an agent they come alive."""
+    ctx, _ = world([text("hello back")])
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        main = app.main
+        assert main.selected_id is None and main.composer.has_focus
+        active = app.screen.active_bindings
+        for key in ("enter", "ctrl+s", "escape", "ctrl+l"):
+            assert key in active and not active[key].enabled, key
+        assert active["ctrl+n"].enabled  # what needs no agent stays live
+        assert "no agent selected" in screen_text(app)
+        await pilot.press(*"hi", "enter", "ctrl+s")
+        await settle(pilot)
+        assert main.composer.text == "hi"  # nothing sent, no newline typed
+        assert await app.run_action("screen.followup") is False
+        await add_agent(ctx, "planner", "planner")
+        await wait_until(pilot, lambda: main.selected_id == "planner")
+        active = app.screen.active_bindings
+        assert all(active[key].enabled for key in ("enter", "ctrl+s", "escape", "ctrl+l"))
+        await pilot.press("enter")
+        agent = ctx.agents.get("planner")
+        await wait_until(pilot, lambda: agent.status == "idle" and "hello back" in
+                         screen_text(app))
+        assert main.composer.text == ""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+from shared_fixtures import fixture
 from textual.command import CommandPalette
 from textual.widgets import Checkbox, Input
 
@@ -33,7 +34,7 @@ from .conftest import (
     world,
 )
 
-FIXTURES = Path("/work/shared/fixtures/upstream-logs")
+ROUND_TRIP = ("upstream-logs", "fresh-round-trip.jsonl")
 
 PINNED = ("followup", "steer", "inject", "newline", "cancel_keep_inbox", "cancel_clear",
           "edit_item", "remove_item", "move_item_up", "move_item_down", "move_item_lane",
@@ -185,7 +186,7 @@ async def test_theme_with_no_config_path_touches_no_file(tmp_path: Path) -> None
 
 
 async def test_read_only_view_refuses_sending_and_editing() -> None:
-    ctx = open_log(FIXTURES / "fresh-round-trip.jsonl")
+    ctx = open_log(fixture(*ROUND_TRIP))
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -213,7 +214,7 @@ async def test_view_of_a_big_log_shows_its_tail_and_says_what_it_left_out() -> N
     """A log bigger than the view's tail is opened by its end: the last turn is on screen,
     the transcript's first row says how much earlier history was not loaded, and the
     events held are only the tail's."""
-    path = FIXTURES / "fresh-round-trip.jsonl"
+    path = fixture(*ROUND_TRIP)
     whole = open_log(path).agents.list()[0].session.events
     ctx = open_log(path, tail_bytes=path.stat().st_size // 3)
     agent = ctx.agents.list()[0]
@@ -328,7 +329,7 @@ async def test_sessions_screen_lists_and_resumes_saved_sessions(tmp_path: Path) 
     from dsh_tui.harness.persistence import JsonlPersistence
     from dsh_tui.llm.scripted import ScriptedModel
     from dsh_tui.ui.screens.sessions import SessionsScreen
-    from dsh_tui.ui.state.world import HandleBook
+    from dsh_tui.ui.state.world import dispose_all
 
     first = build_context(providers={"mock": ScriptedModel([text("saved answer")])},
                           persistence=JsonlPersistence(tmp_path), tools=[], retry=False,
@@ -336,7 +337,7 @@ async def test_sessions_screen_lists_and_resumes_saved_sessions(tmp_path: Path) 
     old = await add_agent(first, "old-session", "old")
     old.followup(msg("remember me", "m1"))
     await old.when_idle()
-    await HandleBook.of(first).dispose_all()
+    await dispose_all(first)
     await first.scope.dispose()
 
     ctx = build_context(providers={"mock": ScriptedModel([])},
@@ -360,7 +361,7 @@ async def test_sessions_screen_lists_and_resumes_saved_sessions(tmp_path: Path) 
         await settle(pilot)
         assert app.main.selected_id == "old-session"
         assert "remember me" in screen_text(app) and "saved answer" in screen_text(app)
-    await HandleBook.of(ctx).dispose_all()
+    await dispose_all(ctx)
     await ctx.scope.dispose()
 
 

@@ -14,6 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
+from textual.reactive import var
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
@@ -54,6 +55,10 @@ class EditScreen(ModalScreen[str | None]):
     EditScreen.-claimed #save { display: none; }
     """
 
+    claimed = var(False, toggle_class="-claimed")
+    """The agent took the item: the dialog offers to send the text as new (the `-claimed`
+    class follows it)."""
+
     def __init__(self, *, agent_name: str, message: Any, lane: str, on_save: SaveCallback,
                  on_send: SendCallback, what: str = "Edit queued message") -> None:
         super().__init__()
@@ -63,7 +68,6 @@ class EditScreen(ModalScreen[str | None]):
         self.lane = lane
         self.on_save = on_save
         self.on_send = on_send
-        self.claimed = False
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -113,7 +117,6 @@ class EditScreen(ModalScreen[str | None]):
             f"! The agent already claimed this message{when}, so it can no longer be "
             f"edited. Your text is kept: send it as a new message (ctrl+s sends it as a "
             f"{self.rescue_lane}), or cancel (escape)."))
-        self.add_class("-claimed")
         self.query_one("#edit-keys", Static).update(Content(f"ctrl+s send as {self.rescue_lane}"
                                                            " · escape cancel"))
 

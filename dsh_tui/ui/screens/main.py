@@ -58,7 +58,7 @@ from ..state.workspace import (
     with_live,
     workspace_cwd,
 )
-from ..state.world import HandleBook, create_agent, spawn_child
+from ..state.world import create_agent, spawn_child
 from ..widgets.agent_tree import AgentTree
 from ..widgets.breakpoint_panel import DISARM, BreakpointPanel
 from ..widgets.composer import Composer
@@ -109,21 +109,36 @@ class MainScreen(Screen[None]):
     CSS_PATH = "main.tcss"
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel_keep_inbox", "Stop", id="cancel_keep_inbox"),
-        Binding("ctrl+l", "cancel_clear", "Stop+clear", id="cancel_clear"),
-        Binding("ctrl+n", "new_agent", "New agent", id="new_agent"),
+        Binding("escape", "cancel_keep_inbox", "Stop", id="cancel_keep_inbox",
+                tooltip="Cancel the running turn; pending items stay, paused"),
+        Binding("ctrl+l", "cancel_clear", "Stop+clear", id="cancel_clear",
+                tooltip="Cancel the running turn and discard pending items (asks first)"),
+        Binding("ctrl+n", "new_agent", "New agent", id="new_agent",
+                tooltip="Create a new top-level agent"),
         # priority: the composer (a TextArea) binds f6 to select-line itself, and it has the
         # focus nearly always. A dialog over this screen cuts it out of the binding chain, so
         # the dialog keeps f6 (priority bindings of the app would reach past it).
-        Binding("f6", "rename_agent", "Rename", id="rename_agent", show=False, priority=True),
-        Binding("f2", "toggle_event_log", "Events", id="toggle_event_log"),
-        Binding("f3", "sessions", "Sessions", id="sessions", show=False),
+        Binding("f6", "rename_agent", "Rename", id="rename_agent", show=False, priority=True,
+                tooltip="Name the selected agent (kept in its log; shown in the tree, the "
+                        "composer, the transcript title, the sessions list and exports)"),
+        Binding("f2", "toggle_event_log", "Events", id="toggle_event_log",
+                tooltip="Show or hide the event log"),
+        Binding("f3", "sessions", "Sessions", id="sessions", show=False,
+                tooltip="List saved sessions and resume one"),
         Binding("ctrl+f", "search", "Search", id="search", show=False),
-        Binding("ctrl+b", "toggle_agents", "Agents", id="toggle_agents", show=False),
-        Binding("ctrl+o", "toggle_inbox", "Inbox", id="toggle_inbox", show=False),
-        Binding("f9", "zoom_transcript", "Zoom", id="zoom_transcript", show=False),
+        Binding("ctrl+b", "toggle_agents", "Agents", id="toggle_agents", show=False,
+                tooltip="Show or hide the agent tree (hidden by default below 100 columns)"),
+        Binding("ctrl+o", "toggle_inbox", "Inbox", id="toggle_inbox", show=False,
+                tooltip="Show or hide the inbox (hidden by default below 100 columns; the "
+                        "transcript title keeps its counts)"),
+        Binding("f9", "zoom_transcript", "Zoom", id="zoom_transcript", show=False,
+                tooltip="Hide both side panes so the transcript takes the width, or bring them "
+                        "back"),
         Binding("f8", "breakpoint_continue", "Continue", id="breakpoint_continue",
-                show=False),
+                show=False,
+                tooltip="Let the selected agent, paused at its breakpoint, send its step (with "
+                        "your edits); the panel under its transcript also offers skip and "
+                        "remove"),
     ]
     """The screen's own keys (the panes add theirs; help, theme, quit and ctrl+c are the
     app's, which stay live over dialogs too)."""
@@ -134,6 +149,14 @@ class MainScreen(Screen[None]):
                                   "remove_item", "move_item_up", "move_item_down",
                                   "move_item_lane", "undo_discard", "clear_inbox"})
     """Actions `view` (a read-only log) neither offers in the footer nor runs."""
+
+    NEEDS_AGENT = frozenset({"followup", "steer", "inject", "cancel_keep_inbox", "cancel_clear",
+                             "spawn_child", "rename_agent", "dispose_agent", "toggle_breakpoint",
+                             "breakpoint_continue", "edit_item", "remove_item", "move_item_up",
+                             "move_item_down", "move_item_lane", "undo_discard", "clear_inbox",
+                             "restore_unsent"})
+    """Actions on the selected agent: greyed out in the footer (and not run) while no agent
+    is selected."""
 
     agent_tree = getters.query_one("#agent-tree", AgentTree)
     transcript = getters.query_one("#transcript", Transcript)
@@ -146,6 +169,8 @@ class MainScreen(Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self.selected_id: str | None = None
+        self._greyed = True
+        """Whether the footer was last drawn with no agent selected (see `check_action`)."""
         self._edit: tuple[EditScreen, str, str] | None = None
         self.search = SearchState()
         self._children = 0
@@ -175,10 +200,6 @@ class MainScreen(Screen[None]):
     @property
     def breakpoints(self) -> Breakpoints | None:
         return self.dsh.breakpoints
-
-    @property
-    def handles(self) -> HandleBook:
-        return self.dsh.handles
 
     @property
     def closing(self) -> bool:
@@ -219,8 +240,15 @@ class MainScreen(Screen[None]):
             self.select_agent(wanted)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """In `view` (read-only) the footer offers nothing that sends or changes agents."""
-        return not (self.read_only and action in self.READ_ONLY_HIDDEN)
+        """In `view` (read-only) the footer offers nothing that sends or changes agents
+        (False: hidden); with no agent selected, what acts on one is greyed out (None:
+        shown disabled). Textual runs no action this refuses, from a key or the palette;
+        `select_agent` refreshes the footer when the answer changes."""
+        if self.read_only and action in self.READ_ONLY_HIDDEN:
+            return False
+        if action in self.NEEDS_AGENT and self.selected_agent is None:
+            return None
+        return True
 
     def panes(self) -> ComposeResult:
         """The panes. The app composes them into this screen (`DshApp.compose`), so they
@@ -308,6 +336,9 @@ class MainScreen(Screen[None]):
         reporting the person's cursor move (the cursor is already there)."""
         if agent_id is not None and agent_id not in self.bridge.views:
             return
+        if (agent_id is None) != self._greyed:
+            self._greyed = agent_id is None
+            self.refresh_bindings()  # `check_action` answers differently now
         if agent_id != self.selected_id:
             self.selected_id = agent_id
             record_selected(self.ctx, agent_id)
@@ -332,7 +363,8 @@ class MainScreen(Screen[None]):
         if view is None:
             set_title(self.transcript, "Transcript")
             set_title(self.inbox, "Inbox")
-            set_title(self.composer, "")
+            set_title(self.composer, "" if self.read_only else
+                      f"no agent selected · {key_name(self.app, 'new_agent')} creates one")
             return
         agent = view.agent
         model = view.transcript
@@ -373,15 +405,10 @@ class MainScreen(Screen[None]):
     # -- helpers -------------------------------------------------------------------------------
 
     def _writable_agent(self) -> Any:
-        """The selected agent, or None (after saying why) when nothing can be sent."""
-        if self.read_only:
-            self.say(READ_ONLY_NOTICE, "warning")
-            return None
-        agent = self.selected_agent
-        if agent is None:
-            self.say(f"No agent selected: {key_name(self.app, 'new_agent')} creates one.",
-                     "warning")
-        return agent
+        """The selected agent, or None when nothing may change it. `check_action` already
+        keeps these actions from running then (their keys are hidden or greyed out); this
+        guards a direct call."""
+        return None if self.read_only else self.selected_agent
 
     def _undo_key(self) -> str:
         return " / ".join(keys_for(self.app, "undo_discard")) or "undo"
@@ -913,32 +940,26 @@ class MainScreen(Screen[None]):
 
     @work(group="agents", exit_on_error=False)
     async def _dispose(self, agent_id: str, name: str) -> None:
-        """Through the creator's handle when this app or the CLI holds it, otherwise
-        through `ctx.agents.dispose(id)` (agents a tool started, resumed children)."""
-        handle = self.handles.get(agent_id)
+        """Through the registry (`ctx.agents.dispose`), whoever created it: this app, the
+        CLI, a parent's tool, a resume."""
+        done = self.ctx.agents.dispose(agent_id)
+        if done is None:
+            self.say(f"{name} cannot be disposed: it is no longer live.", "warning")
+            return
         try:
-            if handle is not None:
-                await handle.dispose()
-            else:
-                done = self.ctx.agents.dispose(agent_id)
-                if done is None:
-                    self.say(f"{name} cannot be disposed: it is no longer live.", "warning")
-                    return
-                await done
+            await done
         except Exception as error:
             self.say(f"Disposing {name} failed: {error}", "error")
             return
         record_dropped(self.ctx, agent_id)  # the workspace does not bring it back
-        self.handles.forget(agent_id)
         self.say(f"Disposed {name}.", timeout=3)
 
     # -- panels, screens, theme ----------------------------------------------------------------
 
     def action_toggle_event_log(self) -> None:
         log = self.event_log
-        visible = not log.has_class("-visible")
-        log.set_class(visible, "-visible")
-        if visible:
+        log.shown = not log.shown
+        if log.shown:
             log.show_agent(self.selected_id)
             log.reload()
 
@@ -1186,7 +1207,7 @@ class MainScreen(Screen[None]):
         self.transcript.reveal(index)
 
     def action_event_log_scope(self) -> None:
-        if not self.event_log.has_class("-visible"):
+        if not self.event_log.shown:
             self.action_toggle_event_log()
         self.event_log.action_toggle_scope()
 

@@ -1,9 +1,7 @@
-"""UI-side helpers over the public registry calls: create, resume, and remember handles.
+"""UI-side helpers over the public registry calls: create, spawn, resume, dispose all.
 
-`ctx.agents.create` hands the creator an `AgentHandle`, and disposing an agent
-needs that handle; the registry has no "dispose by id". So whoever creates an
-agent the person may later dispose (the CLI, this app) files its handle in a
-`HandleBook` kept in `ctx.services`, and the app disposes through it.
+Disposing needs no handle: `ctx.agents.dispose(id)` disposes any live agent the way its
+creator's handle would, so the app and `leave` dispose through the registry.
 """
 
 from __future__ import annotations
@@ -20,47 +18,20 @@ from dsh_tui.harness.surface import ContextSurface
 if TYPE_CHECKING:
     from dsh_tui.harness.context import Context
 
-SERVICE_KEY = "dsh_tui.ui.handles"
 
-
-class HandleBook:
-    """Agent id → the handle that can dispose it."""
-
-    def __init__(self) -> None:
-        self._handles: dict[str, AgentHandle] = {}
-
-    @classmethod
-    def of(cls, ctx: ContextSurface) -> HandleBook:
-        """The book kept in this world's services (made on first use)."""
-        services = ctx.services
-        book = services.get(SERVICE_KEY)
-        if not isinstance(book, HandleBook):
-            book = services[SERVICE_KEY] = cls()
-        return book
-
-    def remember(self, handle: AgentHandle) -> AgentHandle:
-        self._handles[handle.agent.id] = handle
-        return handle
-
-    def get(self, agent_id: str) -> AgentHandle | None:
-        return self._handles.get(agent_id)
-
-    def forget(self, agent_id: str) -> None:
-        self._handles.pop(agent_id, None)
-
-    def __len__(self) -> int:
-        return len(self._handles)
-
-    async def dispose_all(self) -> None:
-        """Dispose every agent this book holds. Disposal discards inboxes: on the way out
-        of the app the world stops saving first (`dsh_tui.compose.leave`), so this only
-        frees memory and never writes a discard to a session file."""
-        for handle in list(self._handles.values())[::-1]:
-            try:
-                await handle.dispose()
-            except Exception:
-                pass
-        self._handles.clear()
+async def dispose_all(ctx: ContextSurface) -> None:
+    """Dispose every live agent of this world: each root through `ctx.agents.dispose`,
+    newest first (owned children go with their owner). Disposal discards inboxes: on the
+    way out of the app the world stops saving first (`dsh_tui.compose.leave`), so this only
+    frees memory and never writes a discard to a session file."""
+    for root in ctx.agents.roots()[::-1]:
+        done = ctx.agents.dispose(root.id)
+        if done is None:
+            continue  # registered without a disposer: its scope goes with the world's
+        try:
+            await done
+        except Exception:
+            pass  # leaving: one agent's failed teardown must not keep the others alive
 
 
 def new_agent_id(prefix: str = "agent") -> str:
@@ -91,7 +62,7 @@ async def create_agent(agents_ctx: ContextSurface, *, provider: str | None, mode
         session_id=session_id or new_agent_id(),
         agent_options=options or AgentOptions(provider=provider, model=model),
         meta=dict(meta) if meta else None, setup=_title_setup(title)))
-    return HandleBook.of(agents_ctx).remember(handle)
+    return handle
 
 
 async def spawn_child(parent: Agent, *, title: str,
@@ -122,15 +93,12 @@ async def resume_tree(ctx: ContextSurface, session_id: str,
     """Resume `session_id` as a root, then its sub-agent sessions as its owned children
     (through the parent's `agent.ctx.agents`), at any depth, except those in `skip` (and
     theirs): children the person disposed. Returns the root handle."""
-    book = HandleBook.of(ctx)
-    handle = book.remember(await ctx.agents.resume(ResumeAgentOptions(
-        resume_session_id=session_id)))
+    handle = await ctx.agents.resume(ResumeAgentOptions(resume_session_id=session_id))
     pending = [(handle.agent, child) for child in _children_of(headers, session_id)]
     while pending:
         parent, child_id = pending.pop(0)
         if child_id in skip or parent.ctx.agents.get(child_id) is not None:
             continue
-        child = book.remember(await parent.ctx.agents.resume(ResumeAgentOptions(
-            resume_session_id=child_id)))
+        child = await parent.ctx.agents.resume(ResumeAgentOptions(resume_session_id=child_id))
         pending.extend((child.agent, grand) for grand in _children_of(headers, child_id))
     return handle

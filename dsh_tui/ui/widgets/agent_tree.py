@@ -29,9 +29,13 @@ class AgentTree(PaneKeys, Tree[str]):
     """A Tree whose node data is the agent id."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+k", "screen.spawn_child", "Spawn child", id="spawn_child"),
-        Binding("delete", "screen.dispose_agent", "Dispose", id="dispose_agent"),
-        Binding("f7", "screen.toggle_breakpoint", "Breakpoint", id="toggle_breakpoint"),
+        Binding("ctrl+k", "screen.spawn_child", "Spawn child", id="spawn_child",
+                tooltip="Create an agent owned by the selected one"),
+        Binding("delete", "screen.dispose_agent", "Dispose", id="dispose_agent",
+                tooltip="Dispose the selected agent and its children (asks first)"),
+        Binding("f7", "screen.toggle_breakpoint", "Breakpoint", id="toggle_breakpoint",
+                tooltip="Stop the selected agent before each step and show what the step will "
+                        "send from its inbox: continue, skip the step, or remove the breakpoint"),
     ]
 
     HELP = "Agents and the sub-agents they own. The highlighted agent is the one the " \

@@ -16,7 +16,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
-from textual.widgets._markdown import MarkdownBlock, MarkdownFence
+from textual.widgets.markdown import MarkdownBlock, MarkdownFence, MarkdownStream
 
 from ..state.text import format_duration, last_line, one_line, short_id, visible, visible_label
 from ..state.transcript import Item
@@ -105,6 +105,22 @@ class TranscriptBlock:
             self.show_item(self._item)
 
 
+class ExpandableBlock(TranscriptBlock):
+    """Mixin: a block shown collapsed or expanded; a click toggles it (the transcript's
+    ctrl+r and ctrl+e toggle every reasoning or tool block through `toggle`)."""
+
+    expanded: bool = False
+
+    def toggle(self) -> None:
+        self.expanded = not self.expanded
+        if self._item is not None:
+            self.show_item(self._item)
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        self.toggle()
+
+
 class Separator(Widget, TranscriptBlock):
     """`── turn 3 ──`, `── turn 3 · completed · 4.1s ──`, or a dim `· step 2`."""
 
@@ -175,7 +191,7 @@ class UserBlock(Static, TranscriptBlock):
                                          self.search))
 
 
-class ReasoningBlock(Static, TranscriptBlock):
+class ReasoningBlock(Static, ExpandableBlock):
     """Reasoning, collapsed by default; while it streams it shows its latest line.
 
     Click it (or press ctrl+r in the transcript) to expand or collapse.
@@ -213,20 +229,12 @@ class ReasoningBlock(Static, TranscriptBlock):
                                   "bold")
             self.update(head + marked(Content(one_line(text, 200)), self.search))
 
-    def toggle(self) -> None:
-        self.expanded = not self.expanded
-        self.show_item(self._item)
-
-    def on_click(self, event: events.Click) -> None:
-        event.stop()
-        self.toggle()
-
 
 class PlainFence(MarkdownFence):
     """A code fence shown without syntax highlighting while its message still streams.
 
-    Re-highlighting a growing fence on every append is quadratic (textual-anchors
-    §8.3: 59 chunks/s instead of 1,065); the block is highlighted once, at the end.
+    Re-highlighting a growing fence on every append is quadratic (measured: 59 chunks/s
+    instead of 1,065); the block is highlighted once, at the end.
     """
 
     @classmethod
@@ -252,7 +260,7 @@ class AssistantBlock(Markdown, TranscriptBlock):
         text = self._shown_text(item)
         super().__init__(text, open_links=False)
         self._shown = text
-        self._stream: Any = None
+        self._stream: MarkdownStream | None = None
         self.shown_version = item.version
         self.set_class(self.streaming, "-streaming")
 
@@ -368,11 +376,10 @@ class AssistantBlock(Markdown, TranscriptBlock):
                 continue  # a block kind that renders itself differently: left as it is
 
     async def on_unmount(self) -> None:
-        if self._stream is not None:
-            self._stream._task and self._stream._task.cancel()
+        await self._stop_stream()
 
 
-class ToolBlock(Static, TranscriptBlock):
+class ToolBlock(Static, ExpandableBlock):
     """A tool call: name, arguments, how long it ran, and its result (click to expand)."""
 
     DEFAULT_CSS = """
@@ -426,14 +433,6 @@ class ToolBlock(Static, TranscriptBlock):
                 lines.append(Content.styled(f"… {extra} more line{'s' if extra != 1 else ''} "
                                             "(click to expand)", "$text-muted"))
         self.update(marked(Content("\n").join(lines), self.search))
-
-    def toggle(self) -> None:
-        self.expanded = not self.expanded
-        self.show_item(self._item)
-
-    def on_click(self, event: events.Click) -> None:
-        event.stop()
-        self.toggle()
 
 
 def _one_line_args(arguments: str, limit: int = 160) -> str:

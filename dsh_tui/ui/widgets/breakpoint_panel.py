@@ -17,6 +17,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
+from textual.reactive import var
 from textual.widgets import Button, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -69,6 +70,9 @@ class BreakpointPanel(Vertical):
     BreakpointPanel Button { margin-right: 1; min-width: 10; }
     """
 
+    is_open = var(False, toggle_class="-open")
+    """A pause is shown (the `-open` class follows it)."""
+
     class Decided(Message):
         def __init__(self, pause: Pause, decision: str) -> None:
             super().__init__()
@@ -98,7 +102,7 @@ class BreakpointPanel(Vertical):
         """Show `pause` (None hides the panel); called again after an edit to redraw."""
         had_focus = self.has_focus_within
         self.pause = pause
-        self.set_class(pause is not None, "-open")
+        self.is_open = pause is not None
         if pause is None:
             if had_focus:
                 self.app.call_later(self._leave)

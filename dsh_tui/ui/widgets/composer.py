@@ -50,13 +50,21 @@ class SafeTextArea(TextArea):
 
 class Composer(SafeTextArea):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "screen.followup", "Follow-up", id="followup", priority=False),
-        Binding("ctrl+s", "screen.steer", "Steer", id="steer"),
-        Binding("ctrl+t", "screen.inject", "Inject", id="inject"),
-        Binding("ctrl+j,shift+enter", "newline", "Newline", id="newline", show=False),
+        Binding("enter", "screen.followup", "Follow-up", id="followup", priority=False,
+                tooltip="Queue the composer text for the next turn (enter on an empty composer "
+                        "delivers work kept after a stop)"),
+        Binding("ctrl+s", "screen.steer", "Steer", id="steer",
+                tooltip="Deliver the text at the next step of the running turn (wakes an idle "
+                        "agent)"),
+        Binding("ctrl+t", "screen.inject", "Inject", id="inject",
+                tooltip="Add context for the next step without waking the agent"),
+        Binding("ctrl+j,shift+enter", "newline", "Newline", id="newline", show=False,
+                tooltip="A line break in the composer"),
         # A browser sends alt+backspace as ESC DEL, which Textual reads as ctrl+w.
         Binding("ctrl+w,alt+backspace", "delete_word", "Delete word", id="delete_word",
-                show=False),
+                show=False,
+                tooltip="In the composer (a browser keeps ctrl+w to close the tab: "
+                        "alt+backspace)"),
     ]
 
     HELP = "Type a message for the selected agent. enter: follow-up (queued for the next " \

@@ -18,6 +18,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.reactive import var
 from textual.widgets import Checkbox, Input, Log
 
 from ..state.bridge import Bridge, LogEntry
@@ -71,7 +72,13 @@ def format_entry(entry: LogEntry, *, with_agent: bool) -> str:
 class EventLog(Vertical):
     """Filter row + log. Hidden until f2."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+a", "toggle_scope", "All agents", id="event_log_scope")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+a", "toggle_scope", "All agents", id="event_log_scope",
+                tooltip="Toggle the event log between the selected agent and all"),
+    ]
+
+    shown = var(False, toggle_class="-visible")
+    """Shown under the panes (f2; the `-visible` class follows it)."""
 
     DEFAULT_CSS = """
     EventLog { height: 40%; border-top: solid $primary; display: none; }

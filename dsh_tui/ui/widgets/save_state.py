@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
+from textual.reactive import var
 from textual.widgets import Static
 
 POLL_SECONDS = 0.5
@@ -22,6 +23,9 @@ class SaveState(Static):
                 text-style: bold; padding: 0 1; }
     SaveState.-failing { display: block; }
     """
+
+    failing = var(False, toggle_class="-failing")
+    """Saving fails: the bar shows (the `-failing` class follows it)."""
 
     def __init__(self, persistence: Any, **kwargs: Any) -> None:
         super().__init__("", markup=False, **kwargs)
@@ -37,7 +41,7 @@ class SaveState(Static):
         if failure == self.failure:
             return
         self.failure = failure
-        self.set_class(failure is not None, "-failing")
+        self.failing = failure is not None
         if failure is not None:
             self.update(Text(f"! not saved — {failure} (kept in memory; retrying)",
                              no_wrap=True, overflow="ellipsis"))

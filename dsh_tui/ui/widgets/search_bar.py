@@ -15,6 +15,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.content import Content
 from textual.message import Message
+from textual.reactive import var
 from textual.widgets import Input, Static
 
 
@@ -44,6 +45,11 @@ class SearchBar(Horizontal):
     SearchBar.-no-match > #search-status { color: $warning; }
     """
 
+    is_open = var(False, toggle_class="-visible")
+    """Shown under the transcript (the `-visible` class follows it)."""
+    no_match = var(False, toggle_class="-no-match")
+    """The query finds nothing: the status turns to a warning."""
+
     class Changed(Message):
         def __init__(self, query: str) -> None:
             super().__init__()
@@ -67,21 +73,17 @@ class SearchBar(Horizontal):
         return self.query_one(SearchInput)
 
     def open(self) -> None:
-        self.add_class("-visible")
+        self.is_open = True
         self.border_title = "Search"
         self.input.focus()
         self.input.select_all()
 
     def close(self) -> None:
-        self.remove_class("-visible")
-
-    @property
-    def is_open(self) -> bool:
-        return self.has_class("-visible")
+        self.is_open = False
 
     def show_status(self, text: str, found: bool) -> None:
         self.query_one("#search-status", Static).update(Content(text))
-        self.set_class(not found, "-no-match")
+        self.no_match = not found
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()

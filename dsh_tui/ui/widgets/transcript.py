@@ -87,11 +87,17 @@ class Transcript(PaneKeys, VerticalScroll):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+r", "toggle_reasoning", "Reasoning", id="toggle_reasoning"),
-        Binding("ctrl+e", "toggle_tools", "Tool details", id="toggle_tools"),
-        Binding("end", "follow", "Follow", id="follow"),
-        Binding("home", "load_older", "Older", id="load_older"),
-        Binding("ctrl+f", "screen.search", "Search", id="search"),
+        Binding("ctrl+r", "toggle_reasoning", "Reasoning", id="toggle_reasoning",
+                tooltip="Expand or collapse every reasoning block"),
+        Binding("ctrl+e", "toggle_tools", "Tool details", id="toggle_tools",
+                tooltip="Expand or collapse tool arguments and results"),
+        Binding("end", "follow", "Follow", id="follow",
+                tooltip="Scroll to the end and keep following"),
+        Binding("home", "load_older", "Older", id="load_older",
+                tooltip="Show the page of items before the first"),
+        Binding("ctrl+f", "screen.search", "Search", id="search",
+                tooltip="Find text in the selected agent's transcript, however far back: enter "
+                        "or up goes to the older match, down to the newer, escape closes"),
     ]
 
     HELP = "Scroll with the arrows or the mouse; the transcript follows new output until " \
