@@ -14,7 +14,7 @@ import asyncio
 from dsh_tui.compose import build_context
 from dsh_tui.harness import user_message
 from dsh_tui.llm.scripted import ScriptedModel, hang, tool_call
-from dsh_tui.ui.state.world import HandleBook, create_agent
+from dsh_tui.ui.state.world import create_agent, dispose_all
 
 
 async def test_stopping_a_parent_keeps_what_was_queued_for_its_sub_agent() -> None:
@@ -45,5 +45,5 @@ async def test_stopping_a_parent_keeps_what_was_queued_for_its_sub_agent() -> No
                     if e.type == "agent/inbox/spliced" and "outcome" in e.data]
         assert discards == []
     finally:
-        await HandleBook.of(ctx).dispose_all()
+        await dispose_all(ctx)
         await ctx.scope.dispose()
