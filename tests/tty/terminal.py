@@ -361,3 +361,18 @@ def queue_behind_a_turn(term: Terminal, *follow_ups: str) -> None:
     for count, text in enumerate(follow_ups, 1):
         term.write(burst(text, key("enter")))
         term.wait_for(f"↵{count}")
+
+
+PANE_KEYS = {"tree": "Spawn child", "transcript": "Reasoning", "inbox": "Lane"}
+"""A footer label only each pane offers: how a test knows which pane has the focus."""
+
+
+def focus_pane(term: Terminal, pane: str) -> None:
+    """tab until the footer offers the pane's own keys."""
+    for _ in range(4):
+        footer = term.lines()[-1]
+        term.press("tab")
+        term.wait_until(lambda: term.lines()[-1] != footer, "the focus to move")  # noqa: B023
+        if PANE_KEYS[pane] in term.lines()[-1]:
+            return
+    raise AssertionError(f"could not focus the {pane}: {term.lines()[-1]}")

@@ -11,30 +11,26 @@ from pathlib import Path
 
 import pytest
 
-from .terminal import Terminal, accepted, discards, events_of, queue_behind_a_turn
+from .terminal import (
+    PANE_KEYS,
+    Terminal,
+    accepted,
+    discards,
+    events_of,
+    focus_pane,
+    queue_behind_a_turn,
+)
 
 SLOW = "demo_speed = 0.005\n"  # the first turn outlasts the test
-PANES = {"tree": "Spawn child", "transcript": "Reasoning", "inbox": "Lane"}
 PROSE = "status of the build, dry run: please fix it, excellent; undo Xx lbce"
 
 
-def _focus(term: Terminal, pane: str) -> None:
-    """tab until the footer offers the pane's own keys."""
-    for _ in range(4):
-        footer = term.lines()[-1]
-        term.press("tab")
-        term.wait_until(lambda: term.lines()[-1] != footer, "the focus to move")  # noqa: B023
-        if PANES[pane] in term.lines()[-1]:
-            return
-    raise AssertionError(f"could not focus the {pane}: {term.lines()[-1]}")
-
-
-@pytest.mark.parametrize("pane", list(PANES))
+@pytest.mark.parametrize("pane", list(PANE_KEYS))
 def test_prose_typed_into_a_pane_lands_in_the_composer_and_does_nothing_else(
         terminal: Callable[..., Terminal], pane: str) -> None:
     term = terminal(cols=120, rows=30, config=SLOW)
     queue_behind_a_turn(term, "alpha", "beta")
-    _focus(term, pane)
+    focus_pane(term, pane)
     term.type(PROSE)  # one write, as a fast typist or a paste delivers it
     term.wait_for(PROSE)
     term.wait_until(lambda: "Follow-up" in term.lines()[-1], "the composer to take the focus")
@@ -68,7 +64,7 @@ def test_inbox_keys_in_one_burst_each_see_the_previous_ones_effect(
         terminal: Callable[..., Terminal]) -> None:
     term = terminal(cols=120, rows=30, config=SLOW)
     queue_behind_a_turn(term, "alpha", "beta")
-    _focus(term, "inbox")
+    focus_pane(term, "inbox")
     term.press("shift+right", "shift+right")  # follow-up → steer → inject, in one read
     term.wait_for("NEXT STEP · 1")
     term.press("ctrl+q")
