@@ -175,6 +175,9 @@ async def test_move_up_down_and_across_lanes() -> None:
         await settle(pilot)
         assert agent.inbox.get("q3").source["lane"] == "inject"
         assert agent.inbox.locate("q3") == ("next-step", 0)
+        said = [n.message for n in app._notifications]
+        assert any("is now injected context" in m for m in said), said  # not "a inject"
+        assert not any("a inject" in m for m in said), said
         await focus_item(pilot, "q3")
         await pilot.press("shift+right")
         await settle(pilot)

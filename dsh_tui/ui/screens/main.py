@@ -23,7 +23,6 @@ from textual.content import Content
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer
 
 from dsh_tui.harness import Agent, Context, UserMessage, user_message
 from dsh_tui.harness.names import rename, suggest_numbered, take_name
@@ -64,6 +63,7 @@ from ..widgets.breakpoint_panel import DISARM, BreakpointPanel
 from ..widgets.composer import Composer
 from ..widgets.event_log import EventLog
 from ..widgets.inbox import InboxView
+from ..widgets.key_bar import KeyBar
 from ..widgets.save_state import SaveState
 from ..widgets.search_bar import SearchBar
 from ..widgets.transcript import Transcript
@@ -266,7 +266,7 @@ class MainScreen(Screen[None]):
                        read_only=self.read_only)
         yield SaveState(self.ctx.registry.persistence,
                         id="save-state")
-        yield Footer()
+        yield KeyBar()
 
     # -- typing is safe -------------------------------------------------------------------------
 
