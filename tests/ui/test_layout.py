@@ -77,6 +77,8 @@ async def test_dialogs_keep_their_text_and_buttons_at_60x20() -> None:
         for selector in ("#edit-text", "#save", "#cancel"):
             assert inside(app.screen.query_one(selector), app), selector
         await pilot.press("escape")
+        await settle(pilot)
+        assert app.focused is app.main.inbox  # after a dialog, focus is where it was
         await pilot.press("ctrl+b")
         await settle(pilot)
         assert app.focused is app.main.agent_tree
@@ -87,6 +89,8 @@ async def test_dialogs_keep_their_text_and_buttons_at_60x20() -> None:
         for button in app.screen.query("Button"):
             assert inside(button, app), button.id
         await pilot.press("escape")
+        await settle(pilot)
+        assert app.focused is app.main.agent_tree
         await pilot.press("f1")
         await settle(pilot)
         shown = screen_text(app)
