@@ -19,15 +19,23 @@ TARGETS: tuple[InboxTarget, InboxTarget] = ("next-turn", "next-step")
 
 
 class InboxError(ValueError):
-    pass
+    """An inbox operation refused (invalid splice, an id already pending); nothing was
+    written or changed."""
 
 
 class InboxNotifications(Protocol):
-    def inserted(self, message: UserMessage) -> None: ...
+    """Who hears the inbox change (the agent forwards these as `agent/inbox/*` events).
+    They are called after the durable splice and after the lists changed (docs/contract.md
+    §1.6.10), so a listener reads the inbox as it now is."""
 
-    def discarded(self, message: UserMessage) -> None: ...
+    def inserted(self, message: UserMessage) -> None:
+        """A message entered a list (an append, a replace's successor, a move's arrival)."""
 
-    def claimed(self, message: UserMessage, turn: int) -> None: ...
+    def discarded(self, message: UserMessage) -> None:
+        """A public operation removed a pending message (never called for a claim)."""
+
+    def claimed(self, message: UserMessage, turn: int) -> None:
+        """The loop took the message for `turn`; it is no longer pending."""
 
 
 class _Silent:
@@ -103,14 +111,19 @@ class Inbox:
 
     @property
     def next_turn(self) -> tuple[UserMessage, ...]:
+        """Pending prompts, oldest first: each opens a turn of its own. A snapshot (a tuple
+        made once per change), safe to hold while the inbox changes."""
         return self._snapshot("next-turn")
 
     @property
     def next_step(self) -> tuple[UserMessage, ...]:
+        """Pending steering and context for the nearest step boundary, oldest first; the
+        next claim takes all of it (a snapshot, like `next_turn`)."""
         return self._snapshot("next-step")
 
     @property
     def has_pending(self) -> bool:
+        """Whether either list holds anything (what a wake and a latch replay check)."""
         return bool(self._lists["next-turn"]) or bool(self._lists["next-step"])
 
     def __len__(self) -> int:
@@ -124,23 +137,34 @@ class Inbox:
         return cast(InboxTarget, target), self._ids[target].index(message_id)
 
     def get(self, message_id: str) -> UserMessage | None:
+        """The pending message with this id, or None once claimed or removed."""
         found = self.locate(message_id)
         return self._lists[found[0]][found[1]] if found else None
 
     # -- public operations --------------------------------------------------------------------
 
     def append(self, target: InboxTarget, message: UserMessage | Mapping[str, Any]) -> None:
+        """Queue `message` at the end of `target`: one `+` splice, then `inserted`. Raises
+        (nothing written) when its id is already pending in either list."""
         target = _check_target(target)
         self._mutate(target, len(self._lists[target]), 0, [message], True)
 
     def prepend(self, target: InboxTarget, message: UserMessage | Mapping[str, Any]) -> None:
+        """Queue `message` at the head of `target`: it goes before everything pending there
+        (one `+` splice at 0, then `inserted`)."""
         self._mutate(_check_target(target), 0, 0, [message], True)
 
     def splice(self, target: InboxTarget, start: int | float, delete_count: int | float,
                inserted: Iterable[UserMessage | Mapping[str, Any]] = ()) -> list[UserMessage]:
+        """The general form: remove `delete_count` items at `start` and insert `inserted`
+        there, in one durable splice (`outcome: canceled` when anything is removed); then
+        `discarded` per removed item and `inserted` per new one. Returns the removed."""
         return self._mutate(_check_target(target), start, delete_count, list(inserted), True)
 
     def replace(self, message_id: str, new: UserMessage | Mapping[str, Any]) -> bool:
+        """Swap a pending message in place (same position; an edit keeps its id). False,
+        with nothing written, when the id is no longer pending (the loop claimed it: the
+        UI then offers to send the text as new). Logged as canceled + inserted."""
         found = self.locate(message_id)
         if found is None:
             return False
@@ -148,6 +172,8 @@ class Inbox:
         return True
 
     def remove(self, message_id: str) -> bool:
+        """Drop a pending message (`outcome: canceled`, then `discarded`). False when it is
+        no longer pending: a claimed message cannot be taken back."""
         found = self.locate(message_id)
         if found is None:
             return False
@@ -155,6 +181,8 @@ class Inbox:
         return True
 
     def clear(self) -> None:
+        """Drop everything pending: `next-step` first, then `next-turn` (two splices, each
+        skipped when its list is empty), `discarded` for each item in that order."""
         self._mutate("next-step", 0, len(self._lists["next-step"]), [], True)
         self._mutate("next-turn", 0, len(self._lists["next-turn"]), [], True)
 

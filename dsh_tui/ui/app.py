@@ -19,6 +19,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType, Keymap
 from textual.command import CommandPalette, Provider
 from textual.css.query import NoMatches
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.timer import Timer
 
@@ -49,11 +50,13 @@ class DshApp(App[None]):
     COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {DshCommands}
     ENABLE_COMMAND_PALETTE = True
 
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [
+    # Not ClassVar (RUF012): textual.App types these as instance attributes, which mypy holds
+    # a subclass to.
+    HORIZONTAL_BREAKPOINTS: list[tuple[int, str]] | None = [  # noqa: RUF012
         (0, "-narrow"), (100, "-medium"), (150, "-wide"), (200, "-huge")]
     """Width classes on every screen: below 100 columns the side panes become toggles (the
     transcript gets the width), dialogs fill the width; wider screens get wider panes."""
-    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [(0, "-short"), (30, "-tall")]
+    VERTICAL_BREAKPOINTS: list[tuple[int, str]] | None = [(0, "-short"), (30, "-tall")]  # noqa: RUF012
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f1", "help", "Help", id="help",
@@ -166,9 +169,10 @@ class DshApp(App[None]):
             return self.call_later(callback)
         return self.set_timer(delay, callback, name="dsh-flush")
 
-    def say(self, message: str, severity: str = "information", timeout: float = 5) -> None:
+    def say(self, message: str, severity: SeverityLevel = "information",
+            timeout: float = 5) -> None:
         """A notification whose text is never parsed as markup (names come from agents)."""
-        self.notify(visible(message), severity=severity,  # type: ignore[arg-type]
+        self.notify(visible(message), severity=severity,
                     timeout=timeout, markup=False)
 
     # -- the flush: one batch of changes, one render per widget --------------------------------
@@ -263,7 +267,7 @@ class DshApp(App[None]):
                 self.say(f"Theme not saved: {error}", "warning")
 
     def action_command_palette(self) -> None:
-        if self.use_command_palette and not CommandPalette.is_open(self):
+        if self.use_command_palette and not isinstance(self.screen, CommandPalette):
             self.push_screen(Palette(id="--command-palette"))
 
     # -- screens -------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ patch does. When a Textual release does that, drop this module and the pin's gua
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -52,7 +52,7 @@ def install() -> None:
     divide = Strip.divide
     crop_extend = Strip.crop_extend
 
-    def divide_no_self_cache(self: Strip, cuts: Iterable[int]) -> list[Strip]:
+    def divide_no_self_cache(self: Strip, cuts: Iterable[int]) -> Sequence[Strip]:
         length = self.cell_length
         kept = [cut for cut in cuts if cut <= length]
         if kept == [length]:

@@ -21,6 +21,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.css.query import NoMatches
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widget import Widget
 
@@ -205,7 +206,8 @@ class MainScreen(Screen[None]):
     def closing(self) -> bool:
         return self.dsh.closing
 
-    def say(self, message: str, severity: str = "information", timeout: float = 5) -> None:
+    def say(self, message: str, severity: SeverityLevel = "information",
+            timeout: float = 5) -> None:
         """A notification whose text is never parsed as markup (see `DshApp.say`)."""
         self.dsh.say(message, severity, timeout)
 
@@ -397,10 +399,10 @@ class MainScreen(Screen[None]):
         if self.read_only:
             set_title(self.composer, "read-only")
         else:
-            keys = [f"{' / '.join(keys_for(self.app, a))} {label}" for a, label in (
+            hints = [f"{' / '.join(keys_for(self.app, a))} {label}" for a, label in (
                 ("followup", "follow-up"), ("steer", "steer"), ("inject", "inject"),
                 ("newline", "newline"))]
-            set_title(self.composer, f"→ {view.name}{route} · " + " · ".join(keys))
+            set_title(self.composer, f"→ {view.name}{route} · " + " · ".join(hints))
 
     # -- helpers -------------------------------------------------------------------------------
 

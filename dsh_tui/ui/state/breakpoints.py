@@ -54,11 +54,13 @@ class Pause:
         return False
 
     def resolve(self, decision: str) -> None:
+        """The person's answer (continue, skip, disarm); the first one wins, later clicks are ignored."""
         if not self.decided.done():
             self.decided.set_result(decision)
 
     @property
     def open(self) -> bool:
+        """Still waiting for an answer (the panel shows it only while open)."""
         return not self.decided.done()
 
 
@@ -96,9 +98,11 @@ class Breakpoints:
         return True
 
     def disarm(self, agent_id: str) -> None:
+        """No more pauses for this agent; a pause already shown still waits for its answer."""
         self.armed.discard(agent_id)
 
     def is_armed(self, agent_id: str) -> bool:
+        """Whether the agent stops before its next step (the tree marks it ◆)."""
         return agent_id in self.armed
 
     async def _pre_step(self, payload: Mapping[str, Any],

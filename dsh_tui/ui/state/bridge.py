@@ -138,6 +138,8 @@ class Bridge:
         self._schedule()
 
     def stop(self) -> None:
+        """Unhook every listener and drop pending wakes: the app is closing and must not
+        be called back into by agents that outlive it."""
         self._stopped = True
         for off in self._offs:
             try:
@@ -200,6 +202,8 @@ class Bridge:
         self._suppressed.update(message_ids)
 
     def mark_inbox(self, agent_id: str) -> None:
+        """This agent's inbox rows must be rebuilt at the next flush (a change the inbox
+        listeners did not see, e.g. a put-back or a dismissed offer)."""
         self._inboxes.add(agent_id)
         self._agents.add(agent_id)
         self._schedule()

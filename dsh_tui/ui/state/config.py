@@ -57,6 +57,7 @@ class UiConfig:
     """Where choices made in the app (the theme) are saved; None saves nothing."""
 
     def with_route(self, provider: str | None, model: str | None) -> UiConfig:
+        """A copy on another provider/model (the CLI's --provider/--model win over the file)."""
         return replace(self, provider=provider, model=model)
 
 

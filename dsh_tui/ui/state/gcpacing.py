@@ -48,6 +48,8 @@ class GcPacing:
         """Seconds the longest collection before a freeze took."""
 
     def busy(self) -> None:
+        """Streaming is under way: freeze what survived so far, at most every FREEZE_EVERY
+        seconds, so the collector does not rescan long-lived objects on every burst."""
         now = self._clock()
         if now - self._last < FREEZE_EVERY:
             return
@@ -63,6 +65,8 @@ class GcPacing:
         self.freezes += 1
 
     def settle(self) -> None:
+        """Everything is idle: unfreeze, so garbage made while busy is collected now, when
+        a pause cannot be felt."""
         if not self.frozen:
             return
         self.frozen = False

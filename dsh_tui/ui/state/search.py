@@ -77,6 +77,7 @@ class SearchState:
         return self.item, wrapped
 
     def status(self) -> str:
+        """The line under the search field: a hint, "no match", or which match of how many."""
         if not self.query:
             return "type to search this transcript"
         if not self.matches:

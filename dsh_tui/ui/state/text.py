@@ -50,6 +50,8 @@ def short_id(message_id: str | None) -> str:
 
 
 def compact_json(value: Any, limit: int = 160) -> str:
+    """One line of JSON for the event log, cut at `limit` (a huge string is cut before
+    encoding, so showing a 5 MB delta does not encode all of it)."""
     if isinstance(value, str) and len(value) > limit * 2:
         value = value[: limit * 2]  # a 5 MB delta is not encoded whole to show 160 characters
     try:
@@ -61,6 +63,7 @@ def compact_json(value: Any, limit: int = 160) -> str:
 
 
 def format_duration(ms: int | float | None) -> str:
+    """`0.8s`, `1m05s`: how long a turn or tool ran, as titles and separators show it."""
     if ms is None or ms < 0:
         return ""
     if ms < 60_000:
@@ -70,6 +73,7 @@ def format_duration(ms: int | float | None) -> str:
 
 
 def format_tokens(count: int) -> str:
+    """`950`, `12.3k`, `1.2M`: token counts short enough for a title."""
     if count < 1000:
         return str(count)
     if count < 1_000_000:

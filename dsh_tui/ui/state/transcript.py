@@ -111,6 +111,7 @@ class Item:
 
     @property
     def duration(self) -> int | None:
+        """Milliseconds the item ran (None until it has both ends)."""
         if self.started is None or self.ended is None:
             return None
         return max(0, self.ended - self.started)
@@ -227,11 +228,13 @@ class TranscriptModel:
 
     @property
     def streaming(self) -> bool:
+        """Whether a reply is still arriving (the title and the block show it)."""
         return bool(self._streaming)
 
     # -- applying events -----------------------------------------------------------------------
 
     def apply_all(self, events: Iterable[Any]) -> None:
+        """Apply a whole log in order (opening a session, replaying after a resume)."""
         for event in events:
             self.apply(event)
 

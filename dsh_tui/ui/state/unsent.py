@@ -32,6 +32,7 @@ class Unsent:
 
     @property
     def id(self) -> str:
+        """The message id: the same one it had in the inbox, so a put-back keeps it."""
         return str(self.message.get("id"))
 
 
@@ -50,6 +51,7 @@ class UnsentTracker:
 
     @property
     def unsent(self) -> list[Unsent]:
+        """What is offered back now: claimed by an ended turn, never sent, not dismissed."""
         return [u for key, u in self._unsent.items() if key not in self.dismissed]
 
     def dismiss(self, message_ids: set[str]) -> None:
@@ -60,6 +62,8 @@ class UnsentTracker:
     _KINDS = frozenset({"agent/inbox/spliced", "turn/start", "user/message", "turn/end"})
 
     def apply(self, event: Any) -> None:
+        """Follow one session event: a claim records the batch, a sent `user/message` or a
+        new turn settles it. Other events are skipped without reading their data."""
         kind = getattr(event, "type", None)
         if kind not in self._KINDS:
             return  # stream chunks and the rest: not even their data is read

@@ -35,6 +35,7 @@ async def dispose_all(ctx: ContextSurface) -> None:
 
 
 def new_agent_id(prefix: str = "agent") -> str:
+    """A fresh id (`agent-1a2b3c4d`): the agent's and its session's, unique enough for one data dir."""
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 

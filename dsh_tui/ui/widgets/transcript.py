@@ -251,7 +251,7 @@ class Transcript(PaneKeys, VerticalScroll):
         if len(self.blocks) <= self.HIGH_WATER or not self.following:
             return
         cut = len(self.blocks) - self.LOW_WATER
-        doomed = []
+        doomed: list[Widget] = []
         index = self.first
         while len(doomed) < cut and index < self.end:
             block = self.blocks.get(index)
