@@ -165,7 +165,23 @@ class Separator(Widget, TranscriptBlock):
         return Content(head + "─" * (width - len(head)))
 
 
-class UserBlock(Static, TranscriptBlock):
+class StaticBlock(Static, TranscriptBlock):
+    """A block drawn as one `Static`, classed by its item (lane or level) and the search."""
+
+    def __init__(self, item: Item) -> None:
+        super().__init__()
+        self.item_index = item.index
+        self.show_item(item)
+
+    def _take(self, item: Item, kind: str) -> None:
+        """Remember `item` and set the block's classes: `-{kind}`, plus `-search-hit`
+        while a search matches in it."""
+        self._item = item
+        self.shown_version = item.version
+        self.set_classes([f"-{kind}"] + (["-search-hit"] if self.search else []))
+
+
+class UserBlock(StaticBlock):
     """A user-role message with its lane and source badges and its short id."""
 
     DEFAULT_CSS = """
@@ -175,15 +191,8 @@ class UserBlock(Static, TranscriptBlock):
     UserBlock.-context { border-left: outer $lane-context; }
     """
 
-    def __init__(self, item: Item) -> None:
-        super().__init__()
-        self.item_index = item.index
-        self.show_item(item)
-
     def show_item(self, item: Item) -> None:
-        self._item = item
-        self.shown_version = item.version
-        self.set_classes([f"-{item.lane}"] + (["-search-hit"] if self.search else []))
+        self._take(item, item.lane)
         head = Content.assemble(
             lane_badge(item.lane), "  ", (item.source, "bold"), "  ",
             (f"#{short_id(item.message_id)}", "$text-muted"))
@@ -452,7 +461,7 @@ def _pretty(arguments: str) -> str:
         return arguments
 
 
-class NoticeBlock(Static, TranscriptBlock):
+class NoticeBlock(StaticBlock):
     """A note between items: a failed attempt, an interrupted reply, an unknown event."""
 
     DEFAULT_CSS = """
@@ -461,15 +470,8 @@ class NoticeBlock(Static, TranscriptBlock):
     NoticeBlock.-error { color: $error; }
     """
 
-    def __init__(self, item: Item) -> None:
-        super().__init__()
-        self.item_index = item.index
-        self.show_item(item)
-
     def show_item(self, item: Item) -> None:
-        self._item = item
-        self.shown_version = item.version
-        self.set_classes([f"-{item.level}"] + (["-search-hit"] if self.search else []))
+        self._take(item, item.level)
         prefix = "! " if item.level in ("warning", "error") else "· "
         self.update(marked(Content(prefix + visible(_cap(item.current_text()))), self.search))
 
