@@ -93,9 +93,9 @@ async def wait_until(pilot: Any, predicate: Callable[[], bool], rounds: int = 40
     assert predicate(), "condition never became true"
 
 
-async def idle(pilot: Any, *agents: Any) -> None:
+async def idle(pilot: Any, *agents: Any, timeout: float = 10) -> None:
     for agent in agents:
-        await asyncio.wait_for(agent.when_idle(), 10)
+        await asyncio.wait_for(agent.when_idle(), timeout)
     await settle(pilot)
 
 
