@@ -19,10 +19,11 @@ import time
 from typing import Any
 
 from dsh_tui.compose import build_context
-from dsh_tui.harness import AgentOptions, user_message
+from dsh_tui.harness import AgentOptions, UserMessage, user_message
 from dsh_tui.harness.persistence import JsonlPersistence
 from dsh_tui.loop.tools import ToolOutput, tool
 from dsh_tui.ui.state.breakpoints import Breakpoints
+from dsh_tui.ui.state.unsent import UnsentTracker
 from dsh_tui.ui.state.world import create_agent, resume_tree, spawn_child
 
 ROOT_ID = "root"
@@ -190,8 +191,20 @@ async def exit_without_dispose(d: Driver, root: Any, kid: Any) -> None:
     os._exit(0)
 
 
+def put_back(agent: Any) -> None:
+    """What the app's put-back does: the offered messages, one splice per lane, at its head."""
+    tracker = UnsentTracker()
+    for event in agent.session.events:
+        tracker.apply(event)
+    for target in ("next-step", "next-turn"):
+        batch = [UserMessage.from_json(u.message) for u in tracker.unsent if u.target == target]
+        if batch:
+            agent.inbox.splice(target, 0, 0, batch)
+
+
 async def randomly(d: Driver, root: Any, kid: Any, seed: int) -> None:
-    """Random sends, steers, injects, moves, wakes and breakpoint pauses, forever."""
+    """Random sends, steers, injects, moves, wakes, stops, breakpoint pauses (continued or
+    skipped) and put-backs, forever."""
     rng = random.Random(seed)
     points = Breakpoints(d.ctx, lambda pause: None, lambda pause: None)
     if rng.random() < 0.5:
@@ -210,11 +223,15 @@ async def randomly(d: Driver, root: Any, kid: Any, seed: int) -> None:
                 agent.inbox.move(message.id, rng.choice(("next-turn", "next-step")),
                                  rng.randrange(0, 4))
         elif roll < 0.8:
-            # continue only: a skip ends the turn with its batch (the app offers it back)
+            # mostly continue; a skip ends the turn with its batch (the app offers it back)
             for pause in list(points.paused.values()):
-                pause.resolve("continue")
+                pause.resolve("skip" if rng.random() < 0.15 else "continue")
         elif roll < 0.85:
             agent.wake()
+        elif roll < 0.87:
+            agent.cancel(keep_inbox=True)  # escape: a batch claimed, not sent, is offered back
+        elif roll < 0.89:
+            put_back(agent)  # ctrl+u
         index += 1
         await asyncio.sleep(rng.choice((0, 0.001, 0.004, 0.01)))
 
