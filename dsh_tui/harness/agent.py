@@ -42,6 +42,11 @@ Setup = Callable[["Context"], Awaitable[SetupResult] | SetupResult]
 
 @dataclass(eq=False)
 class CreateAgentOptions:
+    """What `ctx.agents.create` needs (§4.4): the new session's id (also the agent's), the
+    route, header fields (`meta`: cwd, parentSession, origin, …), an optional seed of
+    events to fork from (§1.3), a caller signal that aborts setup, and `setup(agent_ctx)`
+    awaited before anything is announced."""
+
     session_id: str
     agent_options: AgentOptions | None = None
     meta: Mapping[str, Any] | None = None
@@ -52,6 +57,9 @@ class CreateAgentOptions:
 
 @dataclass(eq=False)
 class ResumeAgentOptions:
+    """What `ctx.agents.resume` needs (§4.4): the stored session to rebuild (its inbox is
+    replayed, §2.6), an optional route override, a caller signal and a setup hook."""
+
     resume_session_id: str
     agent_options: AgentOptions | None = None
     signal: CancelSignal | None = None
@@ -67,22 +75,29 @@ class Agent(Protocol):
     """
 
     @property
-    def id(self) -> str: ...
+    def id(self) -> str:
+        """The agent's id, equal to its session's id (the registry refuses a mismatch)."""
 
     @property
-    def options(self) -> AgentOptions: ...
+    def options(self) -> AgentOptions:
+        """The exact options object the agent was built with (the UI reads the route from it)."""
 
     @property
-    def session(self) -> SessionSurface: ...
+    def session(self) -> SessionSurface:
+        """The agent's log (§1); every durable fact about the agent is read from here."""
 
     @property
-    def inbox(self) -> InboxSurface: ...
+    def inbox(self) -> InboxSurface:
+        """The agent's pending work (§2); the UI edits it only through the public operations."""
 
     @property
-    def ctx(self) -> Context: ...
+    def ctx(self) -> Context:
+        """The agent's own context: listeners registered on it hear only this agent (§5.3)."""
 
     @property
-    def status(self) -> AgentStatus: ...
+    def status(self) -> AgentStatus:
+        """`idle` or `running` (§3.6); maintenance counts as `idle`. `agent/status` announces a
+        change after it happened."""
 
     @property
     def current_turn(self) -> int:
@@ -98,22 +113,43 @@ class Agent(Protocol):
         """Start on pending work without sending anything (False when nothing is pending)."""
         ...
 
-    def send(self, message: UserMessage, target: InboxTarget, wakeup: bool) -> None: ...
+    def send(self, message: UserMessage, target: InboxTarget, wakeup: bool) -> None:
+        """The one send (§3.2): queue `message` on `target`; `wakeup` starts or latches a turn.
 
-    def followup(self, message: UserMessage) -> None: ...
+        A waking send after an abort is rerouted to `next-turn`. Raises, with nothing queued
+        and nothing woken, when the durable append fails (C-26).
+        """
 
-    def steer(self, message: UserMessage) -> None: ...
+    def followup(self, message: UserMessage) -> None:
+        """Queue a prompt on `next-turn` and wake: when idle, `turn/start` and the claim have
+        happened by the time this returns (C-2)."""
 
-    def inject(self, message: UserMessage) -> None: ...
+    def steer(self, message: UserMessage) -> None:
+        """Queue steering on `next-step` and wake: the next step boundary takes it (§6.6)."""
 
-    def cancel(self, cause: CancelCause | None = None, *, keep_inbox: bool = False) -> None: ...
+    def inject(self, message: UserMessage) -> None:
+        """Queue context on `next-step` without waking (C-4): it rides along with the next step."""
 
-    async def when_idle(self) -> None: ...
+    def cancel(self, cause: CancelCause | None = None, *, keep_inbox: bool = False) -> None:
+        """Stop the agent (§3.3), synchronously; the first cause of a turn wins.
 
-    def run_maintenance(self, task: Callable[[CancelSignal], Awaitable[Any]]) -> Awaitable[Any]: ...
+        Without `keep_inbox` the pending work is cleared (logged `canceled`); with it the
+        items stay pending for the next waking send. A claimed batch is never put back.
+        """
+
+    async def when_idle(self) -> None:
+        """Resolve once no activity runs, following any activity that replaced the awaited one
+        (§3.4). Never raises for a failed run."""
+
+    def run_maintenance(self, task: Callable[[CancelSignal], Awaitable[Any]]) -> Awaitable[Any]:
+        """Run `task(signal)` while the agent stays `idle` (§3.5); waking sends are latched and
+        replayed when it ends. Raises unless idle."""
 
 
 class AgentHandle(Protocol):
+    """What `create`/`resume` return: the agent, and the one way its creator disposes it
+    (the UI uses `ctx.agents.dispose(id)` instead, §4.4)."""
+
     agent: Agent
 
     def dispose(self) -> Awaitable[None]:
@@ -124,6 +160,8 @@ class AgentHandle(Protocol):
 class AgentFactory(Protocol):
     """Installed with `ctx.agents.set_factory`; builds and publishes agents."""
 
-    async def create(self, options: CreateAgentOptions, owner_ctx: Context) -> AgentHandle: ...
+    async def create(self, options: CreateAgentOptions, owner_ctx: Context) -> AgentHandle:
+        """Build, set up and publish a new agent owned by `owner_ctx`'s agent (§4.4 steps 1-8)."""
 
-    async def resume(self, options: ResumeAgentOptions, owner_ctx: Context) -> AgentHandle: ...
+    async def resume(self, options: ResumeAgentOptions, owner_ctx: Context) -> AgentHandle:
+        """Rebuild a stored agent (inbox replayed, §2.6) and publish it as `create` does."""

@@ -44,6 +44,8 @@ class BlockAssembler:
         return partial
 
     def push(self, chunk: Mapping[str, Any]) -> None:
+        """Feed one stream chunk (§1.5); deltas for a block after its `block-end` are ignored,
+        since the block-end's block is authoritative. Raises on an unknown chunk type."""
         kind = chunk.get("type")
         if kind == "block-start":
             self._ensure(chunk["index"], chunk.get("blockType", "text"))
@@ -105,6 +107,8 @@ class BlockAssembler:
         return blocks, pruned
 
     def blocks(self) -> list[ContentBlock]:
+        """The assembled content so far, in first-seen order; after a `max-tokens` finish the
+        tool calls are dropped (they never run, §6.4)."""
         return self._assembled()[0]
 
     def interrupted_blocks(self) -> list[ContentBlock]:
@@ -122,18 +126,23 @@ class BlockAssembler:
 
     @property
     def usage(self) -> TokenUsage | None:
+        """The last `usage` chunk's usage, or None when the provider sent none."""
         return self._usage
 
     @property
     def finish(self) -> FinishReason:
+        """The finish reason; a stream that ended without `finish` counts as a normal stop."""
         return self._finish if self._finish is not None else {"kind": "stop"}
 
     @property
     def finished(self) -> bool:
+        """Whether a `finish` chunk arrived."""
         return self._finish is not None
 
     @property
     def replay_state(self) -> Any:
+        """The provider's `replayState` from the finish chunk, pruned like the blocks (None if
+        it no longer lines up); kept on the message's source so the next request replays it."""
         return self._assembled()[1]
 
     def text_so_far(self, kind: str = "text") -> str:

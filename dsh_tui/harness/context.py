@@ -24,7 +24,8 @@ log = logging.getLogger("dsh_tui.harness.context")
 
 
 class InactiveContextError(RuntimeError):
-    pass
+    """A listener, disposer or owned agent was added through a context whose scope is
+    already disposed (or disposing): nothing may attach to a world that is going away."""
 
 
 class Scope:
@@ -37,6 +38,7 @@ class Scope:
         self._disposing: Any = None
 
     def add(self, disposer: Callable[[], Any]) -> Callable[[], None]:
+        """Add a disposer (run LIFO at `dispose`); returns its remover. Raises when inactive."""
         if not self.active:
             raise InactiveContextError(f"context {self.label} is inactive")
         self._disposers.append(disposer)
@@ -101,10 +103,13 @@ class Context:
 
     @property
     def active(self) -> bool:
+        """False once the scope started disposing: nothing may be registered through it."""
         return self.scope.active
 
     @property
     def agents(self) -> Agents:
+        """`ctx.agents` as seen from this context: creates made through it are owned by this
+        context's agent (§4.4)."""
         from .registry import Agents
 
         return Agents(self.registry, self)

@@ -16,6 +16,12 @@ from typing import Any
 
 def start_eager(coro: Coroutine[Any, Any, Any],
                 context: contextvars.Context | None = None) -> asyncio.Future[Any]:
+    """Run `coro` up to its first real suspension now, then continue it in a Task.
+
+    A waking send relies on this: `turn/start` and the claim happen before `followup`
+    returns (§3.2.4). A coroutine that finishes or raises in that first segment gives an
+    already-settled future.
+    """
     loop = asyncio.get_running_loop()
     context = context or contextvars.copy_context()
     try:

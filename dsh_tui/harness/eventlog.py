@@ -60,6 +60,7 @@ class ChunkRun:
         return cls(zlib.compress(text.encode("ascii"), 6), len(events))
 
     def unpack(self, first_seq: int, make: Make) -> list[Any]:
+        """Decode this run into events made by `make`, seqs counted from `first_seq`."""
         time, gaps, datas = json.loads(zlib.decompress(self.blob))
         out = []
         seq = first_seq
@@ -112,6 +113,7 @@ class EventLog:
         return self._len
 
     def append(self, event: Any) -> None:
+        """Add one event at the tail (always a plain object; packing happens in `compact()`)."""
         self._segs[-1].append(event)  # type: ignore[union-attr]
         self._len += 1
 
@@ -122,6 +124,7 @@ class EventLog:
 
     @property
     def packed_runs(self) -> int:
+        """How many packed runs the log holds (the soak benchmark reports it)."""
         return sum(1 for seg in self._segs if isinstance(seg, ChunkRun))
 
     # -- reading ------------------------------------------------------------------------------

@@ -24,6 +24,9 @@ Listener = Callable[..., Any]
 
 @dataclass(eq=False, slots=True)
 class Registration:
+    """One listener as registered: the scope it came through decides which dispatches it
+    hears (§5.3); `active` goes False on `off()`, so a snapshot taken earlier skips it."""
+
     name: str
     listener: Listener
     scope: object | None  # None: unscoped (hears every dispatch)
@@ -77,6 +80,11 @@ class EventBus:
 
     def add(self, name: str, listener: Listener, *, scope: object | None = None,
             prepend: bool = False, is_global: bool = False) -> Callable[[], None]:
+        """Register `listener` for `name`; returns its idempotent `off()`.
+
+        The table is copy-on-write, so a dispatch already under way keeps the snapshot it
+        took: a listener added or removed mid-dispatch takes effect from the next one.
+        """
         registration = Registration(name, listener, scope, is_global)
         listeners = list(self._table.get(name, ()))
         if prepend:
@@ -113,6 +121,7 @@ class EventBus:
         return out
 
     def has_listeners(self, name: str) -> bool:
+        """Whether anything listens to `name` (lets a caller skip building a payload)."""
         return bool(self._table.get(name))
 
     # -- dispatch modes ------------------------------------------------------------------------
@@ -138,6 +147,9 @@ class EventBus:
 
     async def waterfall(self, name: str, key: object | None, payload: Any,
                         default: Callable[[], Any]) -> Any:
+        """Chain the listeners (§5.1): each gets `(payload, next)`; calling `next()` runs the rest
+        and returns their result, not calling it replaces that result. `default()` ends the
+        chain (`agent/pre-step`, `agent/request`, `agent/request-error`)."""
         listeners = self.resolve(name, key)
 
         async def call(index: int) -> Any:
@@ -152,6 +164,8 @@ class EventBus:
         return await call(0)
 
     async def serial(self, name: str, key: object | None, payload: Any) -> Any:
+        """Await the listeners in turn; the first result other than None/False wins and stops
+        the rest (`agent/turn-stopping`). Errors propagate to the caller."""
         for listener in self.resolve(name, key):
             result = listener(payload)
             if inspect.isawaitable(result):
@@ -202,16 +216,20 @@ class AgentEvents:
         self.agent = agent
 
     def emit(self, name: str, fields: Mapping[str, Any] | None = None) -> None:
+        """Emit `name` for this agent (§5.1); each listener is isolated, its errors logged."""
         self.bus.emit_contained(name, self.agent, payload_of(self.agent, fields))
 
     async def waterfall(self, name: str, fields: Mapping[str, Any],
                         default: Callable[[], Any]) -> Any:
+        """Run the waterfall `name` for this agent (§5.1); the payload carries `agent`."""
         return await self.bus.waterfall(name, self.agent, payload_of(self.agent, fields), default)
 
     async def serial(self, name: str, fields: Mapping[str, Any]) -> Any:
+        """Run the serial dispatch `name` for this agent (§5.1); the first answer wins."""
         return await self.bus.serial(name, self.agent, payload_of(self.agent, fields))
 
     def has_listeners(self, name: str) -> bool:
+        """Whether anything listens to `name` on this bus, whatever its scope."""
         return self.bus.has_listeners(name)
 
 

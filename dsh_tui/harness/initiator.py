@@ -20,11 +20,15 @@ _chain: contextvars.ContextVar[tuple[object, ...]] = contextvars.ContextVar(
 
 
 class InitiatorScopeDisposedError(RuntimeError):
+    """The initiator scope is disposed (or closing): no new boundary may start (§4.6)."""
+
     def __init__(self) -> None:
         super().__init__("agent initiator scope is disposed")
 
 
 class NoInitiatorError(RuntimeError):
+    """`require_initiator()` was called outside any agent's driver (§4.6)."""
+
     def __init__(self) -> None:
         super().__init__("no initiating agent is active")
 
@@ -46,11 +50,13 @@ class InitiatorScope:
         self._drained: asyncio.Event | None = None
 
     def current(self) -> Any:
+        """The agent whose boundary the current code runs in, or None; raises once disposed."""
         if self.state == "disposed":
             raise InitiatorScopeDisposedError()
         return _current.get()
 
     def require(self) -> Any:
+        """Like `current`, but raises `NoInitiatorError` outside any boundary."""
         agent = self.current()
         if agent is None:
             raise NoInitiatorError()

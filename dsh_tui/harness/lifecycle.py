@@ -28,10 +28,13 @@ log = logging.getLogger("dsh_tui.harness.lifecycle")
 
 
 class AgentCreationError(RuntimeError):
-    pass
+    """Creation was refused or aborted (§4.4): the factory is gone, or the caller's signal,
+    the owner's unload or a disposal cut setup short. `reason` carries a non-exception cause."""
 
 
 def validate_agent_options(options: AgentOptions) -> None:
+    """Check the options before anything is built (§4.4.1): `max_tokens`, when set, must be
+    a positive safe integer (upstream's bound, since logs are shared)."""
     value = options.max_tokens
     if value is None:
         return
@@ -58,17 +61,23 @@ class FactoryOwnership:
         self._startup: set[asyncio.Future[Any]] = set()
 
     def is_active(self) -> bool:
+        """Whether the factory still accepts creations (False once it is being unloaded)."""
         return self.accepting
 
     def track(self, dispose: Callable[[], Awaitable[None]]) -> Callable[[], None]:
+        """Remember a live agent's dispose, so unloading the factory disposes it; returns the
+        untrack the agent's own disposal calls."""
         self._live.add(dispose)
         return lambda: self._live.discard(dispose)
 
     def track_task(self, task: asyncio.Future[Any]) -> None:
+        """Remember an in-flight creation, so unloading the factory waits for it."""
         self._startup.add(task)
         task.add_done_callback(self._startup.discard)
 
     async def dispose(self) -> None:
+        """Unload: refuse new creations, abort those in setup, then dispose every agent this
+        factory made and wait for all of it (errors are collected, not raised)."""
         self.accepting = False
         self.signal.abort(AgentCreationError("agent loop is not active"))
         await asyncio.gather(*(d() for d in list(self._live)),

@@ -15,16 +15,22 @@ from typing import Any, Literal, NotRequired, Protocol, TypedDict, runtime_check
 
 
 class TextBlock(TypedDict):
+    """A visible text block of an assistant message (§1.5)."""
+
     type: Literal["text"]
     text: str
 
 
 class ReasoningBlock(TypedDict):
+    """The model's reasoning; DeepSeek wants it passed back on every assistant message (§11.2)."""
+
     type: Literal["reasoning"]
     text: str
 
 
 class ToolCallBlock(TypedDict):
+    """One tool call, with its arguments kept as the exact text the model produced (§6.5)."""
+
     type: Literal["tool-call"]
     id: str
     name: str
@@ -32,6 +38,8 @@ class ToolCallBlock(TypedDict):
 
 
 class ToolResultBlock(TypedDict):
+    """A tool's answer to `toolCallId`; `isError` is absent unless true (never null)."""
+
     type: Literal["tool-result"]
     toolCallId: str
     content: list[dict[str, Any]]
@@ -44,6 +52,9 @@ ContentBlock = dict[str, Any]
 
 
 class TokenUsage(TypedDict):
+    """Token counts of one call; `inputTokens` counts uncached input only and `outputTokens`
+    includes reasoning, as upstream records them."""
+
     inputTokens: int  # uncached input only
     outputTokens: int  # includes reasoning
     cacheReadTokens: NotRequired[int]
@@ -52,6 +63,9 @@ class TokenUsage(TypedDict):
 
 
 class LlmFailure(TypedDict):
+    """Why a model call failed: a stable `code` (routed on) and facts a UI may show; every
+    optional key is absent rather than null, since the record is logged verbatim."""
+
     message: str
     code: str
     status: NotRequired[int]
@@ -91,6 +105,7 @@ class HarnessError(Exception):
 
     @property
     def message(self) -> str:
+        """The error text (what upstream's `error.message` holds)."""
         return str(self)
 
 
@@ -176,10 +191,14 @@ _QUOTA = [
 
 
 def is_context_window_exceeded(detail: str) -> bool:
+    """Whether a provider's error text says the request outgrew the model's context window
+    (mapped to `CONTEXT_WINDOW_EXCEEDED`, which is never retried)."""
     return any(pattern.search(detail) for pattern in _CONTEXT_OVERFLOW)
 
 
 def is_quota_exceeded(detail: str) -> bool:
+    """Whether a provider's error text says the account ran out of quota or credit (`QUOTA`,
+    never retried)."""
     return any(pattern.search(detail) for pattern in _QUOTA)
 
 
@@ -218,12 +237,16 @@ class LlmProvider(Protocol):
 
     name: str
 
-    def stream(self, request: LlmRequest) -> AsyncIterator[StreamChunk]: ...
+    def stream(self, request: LlmRequest) -> AsyncIterator[StreamChunk]:
+        """Stream one response (§11.5): chunks, then one `finish`; stop promptly on abort."""
 
 
 class ProviderInfo(Protocol):
     """Optional provider extras the loop asks for when present."""
 
-    def context_window(self, model: str) -> int | None: ...
+    def context_window(self, model: str) -> int | None:
+        """The model's context window in tokens, if known (shown against the request's usage)."""
 
-    def prepare(self, config: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, bool]]: ...
+    def prepare(self, config: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, bool]]:
+        """Resolve a call config before the request: fill defaults and return, beside it, which
+        settings came from the adapter (logged as `adapterDefaults` in `request/header`)."""

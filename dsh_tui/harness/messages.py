@@ -15,6 +15,8 @@ from .jsonvalue import NotJsonError, freeze_json, snapshot_json, thaw_json
 
 
 def new_id() -> str:
+    """A fresh message id: a UUID4, unique across sessions, since an id is a pending item's
+    one identity from insertion to its `user/message` (§1.4)."""
     return str(uuid.uuid4())
 
 
@@ -31,11 +33,13 @@ class UserMessage:
 
     @property
     def text(self) -> str:
+        """The message's text blocks joined (what the composer and the inbox rows show)."""
         return "".join(
             block.get("text", "") for block in self.content if block.get("type") == "text"
         )
 
     def to_json(self) -> dict[str, Any]:
+        """The exact JSON record (§1.4), thawed into plain dicts and lists."""
         return {
             "id": self.id,
             "role": self.role,
@@ -45,6 +49,11 @@ class UserMessage:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any] | UserMessage) -> UserMessage:
+        """Validate a record into a frozen message (a UserMessage passes through unchanged).
+
+        Raises TypeError/ValueError on a missing id, a non-user role or bad content, so
+        a malformed message never reaches the inbox or the log.
+        """
         if isinstance(data, UserMessage):
             return data
         if not isinstance(data, Mapping):
@@ -78,6 +87,7 @@ class UserMessage:
                            source=self.source)
 
     def with_content(self, content: Iterable[Mapping[str, Any]]) -> UserMessage:
+        """The same message (same id, same source) with other content blocks, validated."""
         return UserMessage.from_json({"id": self.id, "role": "user", "content": list(content),
                                       "source": self.source})
 

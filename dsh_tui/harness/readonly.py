@@ -19,6 +19,9 @@ from .session import SessionEvent, derive_event_message
 
 
 class ReadOnlyError(RuntimeError):
+    """Raised by every send or edit on a recorded world; the UI greys those keys out first
+    (`ctx.read_only`), so reaching this is a bug or a script."""
+
     def __init__(self, what: str = "this session") -> None:
         super().__init__(f"{what} is open read-only: nothing can be sent or edited")
 
@@ -35,23 +38,29 @@ class ReadOnlySession:
 
     @property
     def id(self) -> str:
+        """The header's `id` (a log without one shows as `session`)."""
         return str(self._header.get("id", "session"))
 
     @property
     def header(self) -> Mapping[str, Any]:
+        """The header as recorded, read-only and unvalidated."""
         return self._header
 
     @property
     def events(self) -> tuple[SessionEvent, ...]:
+        """Every event as read, gaps and unknown types included (never re-validated)."""
         return self._events
 
     @property
     def seq(self) -> int:
+        """One past the last recorded seq (not the count: a recorded log may have gaps)."""
         return (self._events[-1].seq + 1) if self._events else 0
 
     first_live_seq = 0
 
     def derive_messages(self) -> list[dict[str, Any]]:
+        """The model history as the log shows it (surface events and `user/message`s), derived
+        with the live session's projection so the transcript reads the same."""
         out = []
         for event in self._events:
             if event.surface_op is None and event.type != "user/message":
@@ -62,12 +71,14 @@ class ReadOnlySession:
         return out
 
     def request_header(self) -> Any:
+        """The last recorded `request/header`'s header (route, system, tools), or None."""
         for event in reversed(self._events):
             if event.type == "request/header" and isinstance(event.data, Mapping):
                 return event.data.get("header")
         return None
 
     def last_turn(self) -> int:
+        """The turn of the last `turn/start` in the log (0 if none)."""
         for event in reversed(self._events):
             if event.type == "turn/start" and isinstance(event.data, Mapping):
                 turn = event.data.get("turn")
@@ -76,6 +87,7 @@ class ReadOnlySession:
         return 0
 
     def append(self, *_args: Any, **_kwargs: Any) -> SessionEvent:
+        """Refuse: a recorded log is never written to."""
         raise ReadOnlyError()
 
 
@@ -103,6 +115,7 @@ class ReadOnlyInbox:
 
     @property
     def has_pending(self) -> bool:
+        """Whether the log ended with work still pending (shown, never run)."""
         return bool(self.next_turn or self.next_step)
 
     def get(self, message_id: str) -> UserMessage | None:
@@ -135,6 +148,7 @@ class ReadOnlyAgent:
 
     @property
     def current_turn(self) -> int:
+        """The last turn the log opened; a recorded agent has no running turn."""
         return self.session.last_turn()
 
     def _refuse(self, *_args: Any, **_kwargs: Any) -> Any:
@@ -142,16 +156,23 @@ class ReadOnlyAgent:
 
     @property
     def current_step(self) -> int:
+        """Always 0: a recorded agent runs no step."""
         return 0
 
     send = followup = steer = inject = cancel = run_maintenance = wake = _refuse
 
     async def when_idle(self) -> None:
+        """Return at once: a recorded agent is always idle."""
         return None
 
 
 def register_log_agent(ctx: Context, header: Mapping[str, Any],
                        events: Sequence[SessionEvent], skipped_bytes: int = 0) -> ReadOnlyAgent:
+    """Put a recorded log into `ctx` as an idle, announced root agent (`dsh-tui view`).
+
+    Announcing runs `agent/created`, so the UI shows it exactly as a live agent; every
+    action on it raises `ReadOnlyError`.
+    """
     session = ReadOnlySession(header, events, skipped_bytes)
     agent = ReadOnlyAgent(ctx, session)
     ctx.registry.enter(agent, None)

@@ -26,7 +26,8 @@ log = logging.getLogger("dsh_tui.harness.registry")
 
 
 class RegistryError(RuntimeError):
-    pass
+    """A registry rule was broken: id mismatch or already live, unknown or twice-announced
+    agent, a second factory, or no factory / no persistence for a create or resume."""
 
 
 class _Entry:
@@ -76,12 +77,23 @@ class AgentRegistry:
         return [entry.agent for entry in self._entries.values() if entry.owner is owner]
 
     def is_owned_by(self, agent_id: str, owner: Agent | None) -> bool:
+        """Whether `owner` is the recorded owner of `agent_id` (§4.1).
+
+        Identity of the owner recorded at entry, unrelated to session lineage; False for
+        `owner=None` and for an agent that is not live.
+        """
         entry = self._entries.get(agent_id)
         return entry is not None and owner is not None and entry.owner is owner
 
     # -- ordered lifecycle primitives ---------------------------------------------------------
 
     def enter(self, agent: Agent, owner: Agent | None = None) -> Callable[[], None]:
+        """Insert `agent` unannounced (§4.2); return its detach, bound to this exact entry.
+
+        Raises when the id differs from its session's or is already live. The detach is
+        idempotent and never removes a later agent that reused the id; called while the
+        entry's `agent/created` dispatch runs, it waits for that dispatch to finish.
+        """
         if agent.id != agent.session.id:
             raise RegistryError(
                 f'agent id "{agent.id}" does not match session id "{agent.session.id}"')
@@ -110,6 +122,11 @@ class AgentRegistry:
             self.bus.emit_contained("agent/disposed", entry.agent, payload_of(entry.agent))
 
     def announce(self, agent: Agent) -> None:
+        """Mark an entered agent announced and run `agent/created` listeners (§4.2).
+
+        A listener that raises synchronously vetoes: the error propagates and the caller
+        detaches. From here on the entry's detach emits `agent/disposed` (the pair is exact).
+        """
         entry = self._entries.get(agent.id)
         if entry is None or entry.agent is not agent:
             raise RegistryError(f'agent "{agent.id}" is not live in this registry')
@@ -139,6 +156,11 @@ class AgentRegistry:
 
     def set_factory(self, factory: AgentFactory, owner_ctx: Context | None = None
                     ) -> Callable[[], None]:
+        """Install the one agent factory (§4.4); returns its uninstall.
+
+        Raises if one is installed. When `owner_ctx` belongs to an agent, the factory goes
+        away with that agent's scope.
+        """
         if self._factory is not None:
             raise RegistryError("an agent factory is already registered")
         self._factory = factory
@@ -153,6 +175,7 @@ class AgentRegistry:
 
     @property
     def factory(self) -> AgentFactory | None:
+        """The installed factory, or None (then `create`/`resume` raise)."""
         return self._factory
 
 
@@ -198,9 +221,11 @@ class Agents:
         return self.registry.dispose(agent_id)
 
     def enter(self, agent: Agent, owner: Agent | None = None) -> Callable[[], None]:
+        """`AgentRegistry.enter` with an explicit owner (the factory's publish step uses it)."""
         return self.registry.enter(agent, owner)
 
     def announce(self, agent: Agent) -> None:
+        """`AgentRegistry.announce`: run `agent/created`; a synchronous raise vetoes."""
         self.registry.announce(agent)
 
     def register(self, agent: Agent) -> Callable[[], None]:
@@ -216,6 +241,7 @@ class Agents:
         return detach
 
     def set_factory(self, factory: AgentFactory) -> Callable[[], None]:
+        """Install the one factory, tied to this context's agent scope (§4.4)."""
         return self.registry.set_factory(factory, self.ctx)
 
     def _require_factory(self) -> AgentFactory:
@@ -225,9 +251,18 @@ class Agents:
         return factory
 
     async def create(self, options: CreateAgentOptions) -> AgentHandle:
+        """Create an agent through the factory, owned by this context's agent (§4.4).
+
+        `parent.ctx.agents.create` therefore makes an owned child; a root context makes a
+        root. The handle comes back after publication; no turn runs until a waking send.
+        """
         return await self._require_factory().create(options, self.ctx)
 
     async def resume(self, options: ResumeAgentOptions) -> AgentHandle:
+        """Rebuild an agent from its stored log (inbox replayed, §2.6), owned like `create`.
+
+        Raises `RegistryError` when no factory is installed or sessions are not persisted.
+        """
         factory = self._require_factory()
         if self.registry.persistence is None:
             raise RegistryError("cannot resume: session persistence is not configured (build the "
@@ -237,16 +272,22 @@ class Agents:
     # -- initiator scope ----------------------------------------------------------------------
 
     def current_initiator(self) -> Any:
+        """The agent whose driver runs the current code, or None outside any (§4.6)."""
         return self.registry.initiator.current()
 
     def require_initiator(self) -> Any:
+        """Like `current_initiator`, but raises `NoInitiatorError` outside a driver (§4.6)."""
         return self.registry.initiator.require()
 
     def with_initiator(self, agent: Any, op: Callable[[], Any]) -> Any:
+        """Run `op` with `agent` as initiator (§4.6); an awaitable result becomes a tracked task
+        that keeps the initiator across awaits, isolated from other drivers."""
         return self.registry.initiator.run(agent, op)
 
     def without_initiator(self, op: Callable[[], Any]) -> Any:
+        """Run `op` outside any initiator (hooks called from it see None)."""
         return self.registry.initiator.run(None, op)
 
     async def dispose_initiator_scope(self) -> None:
+        """Refuse new initiator boundaries, wait for the open ones, then dispose (§4.6)."""
         await self.registry.initiator.dispose()

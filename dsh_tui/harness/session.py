@@ -31,10 +31,15 @@ class SessionError(ValueError):
 
 
 class SessionAppendReentryError(RuntimeError):
-    pass
+    """An append was attempted while this session was publishing one (§1.2.3).
+
+    A synchronous `session/event` listener cannot append, send or edit the inbox;
+    deferring the work (a task, `call_soon`) is the way out.
+    """
 
 
 def now_ms() -> int:
+    """The clock every `time` field and `createdAt` uses: epoch milliseconds, as upstream."""
     return time.time_ns() // 1_000_000
 
 
@@ -73,6 +78,7 @@ class _SeqRuns(tuple[range, ...]):
 
 
 def unpack_seqs(packed: Any) -> list[int] | None:
+    """Undo `pack_seqs`: the plain seq list (a value that was not packed comes back as is)."""
     if type(packed) is _SeqRuns:
         out: list[int] = []
         for run in packed:
@@ -126,6 +132,7 @@ class SessionEvent:
 
     @classmethod
     def from_json(cls, record: Mapping[str, Any]) -> SessionEvent:
+        """Read one record of a log file or seed; the caller validated its envelope (§1.1)."""
         return cls(record["type"], record["seq"], record["time"], record["data"],
                    record.get("surfaceOp"), record.get("sourceEventSeqs"),
                    record.get("ignorable") is True)
@@ -326,6 +333,8 @@ def _has_provider_model(value: Any) -> bool:
 
 
 def validate_message_event(type_: str, data: Any, subject: str) -> None:
+    """Check a surface event's message (§1.4): an id, the role its type implies, a source
+    kind. Raises `SessionError` naming `subject`; other types pass untouched."""
     if type_ not in SURFACE_TYPES:
         return
     message = data if type_ == "user/message" else (
@@ -360,6 +369,8 @@ def validate_message_event(type_: str, data: Any, subject: str) -> None:
 
 
 def validate_envelope(record: Mapping[str, Any], index: int) -> None:
+    """Check one seed or loaded record has exactly the envelope of §1.1 (and a well-formed
+    `request/header`); raises `SessionError` naming `index`, the record's position."""
     if record.get("type") == "request/header-delta":
         raise SessionError(
             f"seed event at index {index} uses unsupported legacy request/header-delta format")
@@ -381,6 +392,8 @@ def validate_envelope(record: Mapping[str, Any], index: int) -> None:
 
 
 def validate_header(session_id: str, header: Mapping[str, Any]) -> dict[str, Any]:
+    """Check a header (§1.3) and return it as a plain dict; raises `SessionError` on a wrong
+    version or id, a bad `createdAt`, a relative `cwd` or a mistyped optional field."""
     record = dict(header)
     if record.get("version") != SESSION_FORMAT_VERSION:
         raise SessionError(f"session header version must be {SESSION_FORMAT_VERSION}, "
@@ -407,6 +420,8 @@ def validate_header(session_id: str, header: Mapping[str, Any]) -> dict[str, Any
 
 
 def make_header(session_id: str, meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A fresh header for `session_id` (§1.3): version, id, `createdAt` (now unless `meta`
+    gives it) and whichever optional fields `meta` sets; absent ones stay absent."""
     meta = meta or {}
     header: dict[str, Any] = {"version": SESSION_FORMAT_VERSION, "id": session_id,
                               "createdAt": meta.get("createdAt", now_ms())}
@@ -489,10 +504,12 @@ class Session:
 
     @property
     def id(self) -> str:
+        """The session id (the header's `id`; also the agent's id)."""
         return self._header["id"]
 
     @property
     def header(self) -> Mapping[str, Any]:
+        """The validated header (§1.3), read-only; `seedLength` bounds the inbox replay."""
         return self._header
 
     @property
@@ -502,6 +519,8 @@ class Session:
 
     @property
     def events(self) -> EventsView:
+        """The log as an immutable snapshot (§1.2): holding it while appends go on is safe,
+        it keeps the length it had when taken."""
         view = self._view
         if view is None:
             view = self._view = EventsView(self._log, len(self._log))
@@ -532,6 +551,10 @@ class Session:
         return state
 
     def request_context(self) -> Any:
+        """The dynamic context in force (the latest `request/context` data), or None.
+
+        Folded incrementally, like `request_header`, so a step pays only for new events.
+        """
         seen, state = self._context_fold
         for event in self._log.iter_live(seen, len(self._log)):
             if event.type == "request/context":
@@ -623,6 +646,8 @@ class Session:
 
 
 def canonical_header(header: Mapping[str, Any]) -> dict[str, Any]:
+    """The parts of a request header that decide whether a new `request/header` is logged
+    (§1.5: only when it changes): config, non-default adapter settings, system, tools."""
     out: dict[str, Any] = {"config": header.get("config")}
     defaults = header.get("adapterDefaults")
     if isinstance(defaults, Mapping) and (defaults.get("reasoningEffort") is True or

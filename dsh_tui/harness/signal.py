@@ -34,6 +34,8 @@ class CancelSignal:
         self._futures: list[asyncio.Future[Any]] = []
 
     def abort(self, reason: Any = None) -> None:
+        """Abort with `reason` (default: the user cause); only the first call counts (§3.3).
+        Listeners run at once, each isolated; waiters wake with the reason."""
         if self.aborted:
             return
         self.aborted = True
@@ -50,6 +52,7 @@ class CancelSignal:
                 future.set_result(self.reason)
 
     def throw_if_aborted(self) -> None:
+        """Raise `Cancelled(reason)` once aborted: the cooperative check points of a turn."""
         if self.aborted:
             raise Cancelled(self.reason)
 

@@ -22,6 +22,9 @@ log = logging.getLogger("dsh_tui.harness.store")
 
 
 class SessionForkError(SessionError):
+    """A fork that cannot be made (§1.3); `code` says why: `INVALID_BOUNDARY`, `OPEN_TURN`,
+    `SESSION_NOT_FOUND`, `SESSION_NOT_LIVE` or `SESSION_ALREADY_EXISTS`."""
+
     def __init__(self, message: str, code: str) -> None:
         super().__init__(message)
         self.code = code
@@ -45,10 +48,14 @@ class SessionEntry:
         self.detach_requested = False
 
     def resolve_event_listeners(self) -> list[Callable[..., Any]]:
+        """The `session/event` listeners for this session, resolved before the append commits
+        (a failure here aborts the append, §1.2.6)."""
         return self.bus.resolve("session/event", self.key)
 
     def publish(self, listeners: list[Callable[..., Any]], session: Session,
                 event: SessionEvent) -> None:
+        """Call each listener after the commit (§1.2.5), isolated: a raise or a rejected
+        awaitable is logged and swallowed, and never undoes the append."""
         for listener in listeners:
             try:
                 result = listener(session, event)
@@ -61,6 +68,7 @@ class SessionEntry:
                     'session "%s": session/event listener rejected: %s', self.id, error))
 
     def finish_detach(self) -> None:
+        """Run a detach that was deferred because it came during a publication."""
         self.store._detach_entered(self)
 
 
@@ -75,13 +83,16 @@ class SessionStore:
     # -- lookup -------------------------------------------------------------------------------
 
     def get(self, session_id: str) -> Session | None:
+        """The live (entered) session with this id, or None."""
         entry = self._entries.get(session_id)
         return entry.session if entry is not None else None
 
     def list(self) -> list[Session]:
+        """Every live session, in the order they entered."""
         return [entry.session for entry in self._entries.values()]
 
     def has(self, session_id: str) -> bool:
+        """Whether a session with this id is live here."""
         return session_id in self._entries
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -171,6 +182,8 @@ class SessionStore:
 
     def fork_seed(self, source: Session | str, boundary: int | None = None
                   ) -> tuple[Session, builtins.list[SessionEvent]]:
+        """The events a fork up to `boundary` (default: the last event) would copy, and the
+        live source. Raises `SessionForkError` for a boundary inside an open turn (§1.3)."""
         live = self._resolve_fork_source(source)
         events = live.events
         if boundary is None:
@@ -195,6 +208,11 @@ class SessionStore:
 
     def fork(self, source: Session | str, boundary: int | None = None,
              child_id: str | None = None, key: object | None = None) -> Session:
+        """Create and announce a child session seeded from `source` up to `boundary` (§1.3).
+
+        The child's header records `parentSession` and `seedLength`, so its inbox replays
+        only its own splices: a fork never inherits its parent's pending work (§2.6).
+        """
         if child_id is not None and self.get(child_id) is not None:
             raise SessionForkError(f'session "{child_id}" already exists', "SESSION_ALREADY_EXISTS")
         live, seed = self.fork_seed(source, boundary)

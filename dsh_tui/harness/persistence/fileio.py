@@ -82,6 +82,8 @@ def append_all(fd: int, data: bytes | Sequence[bytes], size_before: int) -> None
 
 
 def open_append(path: Path) -> int:
+    """Open for appending only (O_APPEND: concurrent writes never interleave mid-record), not
+    inherited by child processes."""
     return os.open(path, os.O_WRONLY | os.O_APPEND | _O_CLOEXEC | _O_BINARY)
 
 
@@ -130,6 +132,8 @@ def publish_new_file(final: Path, content: bytes | Sequence[bytes]) -> None:
 
 
 def truncate_durably(path: Path, size: int) -> None:
+    """Cut `path` back to `size` bytes and fsync, so a repaired torn tail stays cut after a
+    power loss (the first of a repair's two durable steps)."""
     fd = os.open(path, os.O_WRONLY | _O_CLOEXEC | _O_BINARY)
     try:
         os.ftruncate(fd, size)
@@ -139,6 +143,8 @@ def truncate_durably(path: Path, size: int) -> None:
 
 
 def append_durably(path: Path, data: bytes) -> None:
+    """Append `data` at the end of `path` and fsync before returning: earlier bytes are never
+    rewritten (the second durable step of a repair)."""
     fd = open_append(path)
     try:
         size = os.fstat(fd).st_size

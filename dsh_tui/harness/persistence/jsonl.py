@@ -57,6 +57,7 @@ _LOADED_KEEP = 8  # logs just loaded, kept so resuming them needs no second read
 
 
 def default_root() -> Path:
+    """Where logs live when no `--data-dir` is given: the platform's user data directory."""
     return platformdirs.user_data_path("dsh-tui") / "sessions"
 
 

@@ -27,6 +27,7 @@ _HEADER_READ_LIMIT = 1 << 20  # a header line is tiny; give up early on a file w
 
 
 def project_dirs(root: Path) -> list[Path]:
+    """Every project directory under `root`, sorted (a missing root has none)."""
     try:
         entries = list(os.scandir(root))
     except FileNotFoundError:

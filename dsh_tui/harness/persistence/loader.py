@@ -44,6 +44,8 @@ class PreparedLog:
 
     @property
     def needs_repair(self) -> bool:
+        """Whether loading must write before the log goes live: a torn tail to cut or an open
+        turn to close (`commit_repair`); a clean log is adopted without a write."""
         return self.scanned.truncate_to is not None or bool(self.closers)
 
 

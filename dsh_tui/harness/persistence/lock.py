@@ -64,9 +64,11 @@ class LockInfo:
 
     @property
     def is_this_process(self) -> bool:
+        """Whether this very process holds the lock (then the UI does not warn about it)."""
         return self.pid == os.getpid() and self.host == socket.gethostname()
 
     def describe(self) -> str:
+        """Who holds the lock, for a message ("pid 123 on host", or "another process")."""
         if self.pid is None:
             return "another process"
         where = f" on {self.host}" if self.host else ""
@@ -190,9 +192,13 @@ class SessionLock:
 
     @property
     def held(self) -> bool:
+        """Whether this object still holds the lock (False after `release`, or when the
+        filesystem could not lock at all)."""
         return self._fd is not None
 
     def release(self) -> None:
+        """Drop this hold; the flock goes with the last holder of the file in this process.
+        Idempotent."""
         fd, self._fd = self._fd, None
         if fd is None:
             return

@@ -75,6 +75,7 @@ def project_key(cwd: str) -> str:
 
 
 def project_dir_name(cwd: str | None) -> str:
+    """The project directory for `cwd` (a separate one for sessions without a cwd)."""
     return NO_CWD_DIR if cwd is None else project_key(cwd)
 
 

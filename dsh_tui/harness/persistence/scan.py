@@ -161,6 +161,8 @@ def _header_record(line: bytes, where: str) -> dict[str, Any]:
 
 
 def scan_raw(path: Path, buf: bytes) -> ScannedLog:
+    """Scan an uncompressed log: header line, then the committed prefix of records; a tail
+    after the last newline is marked torn (`truncate_to`), never read as data."""
     where = str(path)
     end = buf.find(b"\n")
     if end < 0:
@@ -173,6 +175,8 @@ def scan_raw(path: Path, buf: bytes) -> ScannedLog:
 
 
 def scan_zstd(path: Path, buf: bytes) -> ScannedLog:
+    """Scan a zstd log frame by frame: only the last frame may be torn, and its complete
+    lines are kept in `recovered` for the repair to re-append."""
     where = str(path)
     try:
         frames = scan_frames(buf)

@@ -91,6 +91,8 @@ class SessionWriter:
 
     @property
     def unsynced(self) -> bool:
+        """Whether bytes written (or directories created) still wait for an fsync; a flush or
+        a close must not report durable while this holds."""
         return self.synced_gen < self.written_gen or bool(self._dirs_to_sync)
 
     # -- writing --------------------------------------------------------------------------------
@@ -182,6 +184,7 @@ class SessionWriter:
                 self._fd = None
 
     def cancel_timer(self) -> None:
+        """Stop the pending batching-window timer, if any (before a direct flush or a close)."""
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
