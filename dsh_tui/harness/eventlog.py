@@ -30,6 +30,13 @@ MIN_RUN = 16
 COMPACT_BUDGET = 4_000
 """Events examined per `compact()` call, so a resumed long log is packed over a few
 steps instead of in one pause."""
+HOT_LIMIT = 512
+"""Unexamined events the tail may hold while a step streams: past this, the older ones
+are packed without waiting for the step to end (a 10,000-token reply would otherwise
+keep 10,000 live chunk objects until it finishes)."""
+HOT_KEEP = 128
+"""Events left live at the tail when a streaming step is packed early: what the app's
+next flush (a few per agent at 60 flushes a second) still reads as objects."""
 
 Make = Callable[..., Any]
 
@@ -100,7 +107,7 @@ def _compactable(event: Any) -> bool:
 class EventLog:
     """A session's events by seq (index == seq): hot lists and packed chunk runs."""
 
-    __slots__ = ("_cursor", "_len", "_make", "_segs", "_starts")
+    __slots__ = ("_cursor", "_len", "_make", "_next_check", "_segs", "_starts")
 
     def __init__(self, make: Make) -> None:
         self._make = make
@@ -108,6 +115,7 @@ class EventLog:
         self._segs: list[list[Any] | ChunkRun] = [[]]
         self._len = 0
         self._cursor = 0  # every seq below it has been examined by compact()
+        self._next_check = 0  # compact_streaming() looks again once the log is this long
 
     def __len__(self) -> int:
         return self._len
@@ -207,6 +215,21 @@ class EventLog:
             k -= 1
 
     # -- packing ------------------------------------------------------------------------------
+
+    def compact_streaming(self) -> int:
+        """While a step streams: pack all but the last `HOT_KEEP` events once more than
+        `HOT_LIMIT` wait unexamined. A run still growing is split there; the part packed
+        is final (events are immutable), the rest is packed later."""
+        if self._len < self._next_check:
+            return 0
+        waiting = self._len - self._cursor
+        if waiting <= HOT_LIMIT:
+            self._next_check = self._cursor + HOT_LIMIT + 1
+            return 0
+        self._next_check = self._len + HOT_LIMIT - HOT_KEEP
+        if waiting > 2 * HOT_LIMIT:
+            return 0  # an unpacked resumed log: step ends and pack() take it a budget at a time
+        return self.compact(budget=waiting - HOT_KEEP)
 
     def compact(self, budget: int = COMPACT_BUDGET) -> int:
         """Pack the runs of plain chunk events among the next `budget` unexamined events.

@@ -443,8 +443,9 @@ class Session:
     """An append-only log plus its header; attach to a SessionStore to publish appends.
 
     A finished step's stream chunks are packed in memory (`eventlog.py`) when the
-    step or turn ends, so a long-running session costs memory for its messages,
-    not for every token it streamed. A seed (a resumed log) is packed the same way,
+    step or turn ends (a long step's older chunks already while it streams), so a
+    long-running session costs memory for its messages, not for every token it
+    streamed. A seed (a resumed log) is packed the same way,
     a budget of events per step end.
     """
 
@@ -638,8 +639,11 @@ class Session:
         self._log.append(event)
         self._surface.apply(event, plan)
         self._view = None
-        if event.type in _COMPACT_AFTER and Session.compact_chunks:
-            self._log.compact()
+        if Session.compact_chunks:
+            if event.type in _COMPACT_AFTER:
+                self._log.compact()
+            elif event.type == "assistant/chunk":
+                self._log.compact_streaming()
 
     def __repr__(self) -> str:
         return f"Session({self.id!r}, events={len(self._log)})"

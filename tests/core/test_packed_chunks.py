@@ -189,3 +189,25 @@ def test_rule_a_seed_is_packed_over_later_step_ends_or_at_once_by_pack():
     assert all(resumed.events[e.seq] is e for e in open_chunks)
     assert [e.to_json() for e in resumed.events[:len(seed)]] == seed
     assert resumed.pack() == 0
+
+
+def test_rule_a_long_streaming_step_is_packed_while_it_streams():
+    """A step that streams thousands of chunks does not keep them all live until it ends:
+    past HOT_LIMIT unexamined events the older ones are packed, the last HOT_KEEP stay the
+    objects the appends returned, and the log still reads back every chunk in order."""
+    from dsh_tui.harness.eventlog import HOT_KEEP, HOT_LIMIT
+
+    session = Session("streaming")
+    session.append("turn/start", {"turn": 1})
+    session.append("step/start", {"turn": 1, "step": 1})
+    appended = [session.append("assistant/chunk", {"turn": 1, "step": 1, "chunk": {
+        "type": "text-delta", "index": 0, "text": f" t{i}"}}) for i in range(5 * HOT_LIMIT)]
+    log = session._log
+    assert log.packed_runs >= 4
+    live = sum(1 for e in appended if log[e.seq] is e)
+    assert HOT_KEEP <= live <= HOT_LIMIT
+    assert all(log[e.seq] is e for e in appended[-HOT_KEEP:])
+    assert [e.to_json() for e in session.events] == \
+        [e.to_json() for e in (session.events[0], session.events[1], *appended)]
+    _step(session, 1, 2, 40)  # the step's end packs the rest
+    assert [e.seq for e in session.events] == list(range(session.seq))

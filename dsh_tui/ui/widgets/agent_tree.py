@@ -23,6 +23,10 @@ from ..state.agent_view import AgentView
 from ..state.text import visible_label
 
 SPINNER = "◐◓◑◒"
+SPINNER_TICKS = 3
+"""App ticks (0.1 s each) per spinner glyph. Every glyph change repaints the row of every
+running agent, and with 20 agents streaming that was a third of the app's frame time
+(benchmarks/bench_keys.py); a glyph every 0.3 s still reads as motion."""
 
 
 class AgentTree(PaneKeys, Tree[str]):
@@ -124,7 +128,7 @@ class AgentTree(PaneKeys, Tree[str]):
             icon, icon_style = "◆", Style(color=theme.error, bold=True)
         elif running:
             animate = self.app.animation_level != "none"
-            icon = SPINNER[self.frame % len(SPINNER)] if animate else "●"
+            icon = SPINNER[self.frame // SPINNER_TICKS % len(SPINNER)] if animate else "●"
             icon_style = Style(color=theme.success, bold=True)
         elif steps or turns:
             icon, icon_style = "‖", Style(color=theme.warning)
@@ -174,7 +178,8 @@ class AgentTree(PaneKeys, Tree[str]):
         if not running:
             return False
         self.frame += 1
-        self.refresh_rows(views, running)
+        if self.frame % SPINNER_TICKS == 0:
+            self.refresh_rows(views, running)
         return True
 
     # -- selection -----------------------------------------------------------------------------

@@ -71,8 +71,10 @@ class Transcript(PaneKeys, VerticalScroll):
 
     WINDOW = 30
     PAGE = 30
-    HIGH_WATER = 320
-    LOW_WATER = 200
+    HIGH_WATER = 100
+    """Most blocks mounted at once: past it the farthest are unmounted (`_prune`,
+    `_prune_newer`), whichever way the person scrolls."""
+    LOW_WATER = 60
     NEAR = 90
     """A match at most this many items before the window is revealed by paging older items
     in; a farther one re-centres the window on it."""
@@ -246,9 +248,10 @@ class Transcript(PaneKeys, VerticalScroll):
             widgets.append(self._newer)
         await self.mount_all(widgets)
 
-    def _prune(self) -> None:
-        """Drop the oldest widgets once far behind a tail that is being followed."""
-        if len(self.blocks) <= self.HIGH_WATER or not self.following:
+    def _prune(self, *, following: bool = True) -> None:
+        """Drop the oldest widgets once far behind a tail that is being followed (or, with
+        `following=False`, once a page of newer items made the window too long)."""
+        if len(self.blocks) <= self.HIGH_WATER or (following and not self.following):
             return
         cut = len(self.blocks) - self.LOW_WATER
         doomed: list[Widget] = []
@@ -267,6 +270,33 @@ class Transcript(PaneKeys, VerticalScroll):
             self._marker = OlderMarker()
             self.mount(self._marker, before=0)
         self._marker.set_count(self.first)
+
+    async def _prune_newer(self) -> None:
+        """Scrolling up: drop the newest widgets once the window is too long, so a person
+        reading back through a long session keeps at most HIGH_WATER blocks mounted. The
+        window then ends before the model does (detached, as after a search): new output is
+        counted on a marker, scrolling to the bottom mounts it again, `end` follows."""
+        view = self.view
+        if view is None or len(self.blocks) <= self.HIGH_WATER:
+            return
+        keep_from = self.first + self.LOW_WATER
+        if self.marked is not None and self.marked >= keep_from:
+            return  # the current search match stays mounted
+        doomed = [self.blocks.pop(i) for i in range(keep_from, self.end) if i in self.blocks]
+        if not doomed:
+            return
+        self.end = keep_from
+        self.anchor(False)
+        self.detached = True
+        count = len(view.transcript.items) - self.end
+        if self._newer is None:
+            self._newer = NewerMarker()
+            self._newer.set_count(count)
+            await self.mount(self._newer, after=doomed[-1])
+        else:
+            self._newer.set_count(count)
+        await self.remove_children(doomed)
+        self._show_follow_state()
 
     # -- older items ---------------------------------------------------------------------------
 
@@ -297,6 +327,7 @@ class Transcript(PaneKeys, VerticalScroll):
                 else:
                     await self._marker.remove()
                     self._marker = None
+            await self._prune_newer()
             if anchor is not None:
                 self.call_after_refresh(self.scroll_to_widget, anchor, top=True, animate=False)
         finally:
@@ -326,6 +357,7 @@ class Transcript(PaneKeys, VerticalScroll):
                     self._newer = None
             elif self._newer is not None:
                 self._newer.set_count(len(items) - self.end)
+            self._prune(following=False)
         finally:
             self._loading_page = False
 

@@ -1,0 +1,51 @@
+"""Reading back a long transcript (issue 14): scrolling up keeps a bounded window mounted.
+
+`load older` mounts a page before the first block; once the window holds more than
+HIGH_WATER blocks, the newest ones are dropped and the window is detached from the
+tail (as after a search), so a person paging through 10,000 items never has more
+than HIGH_WATER widgets alive, and the way back down mounts them again."""
+
+from __future__ import annotations
+
+from dsh_tui.harness import new_world
+from dsh_tui.harness.readonly import register_log_agent
+from dsh_tui.ui.widgets.blocks import NewerMarker
+
+from .conftest import SIZE, long_log, make_app, screen_text, settle
+
+
+async def test_scrolling_up_a_long_transcript_keeps_a_bounded_window() -> None:
+    ctx = new_world(read_only=True)
+    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, long_log(300))
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        transcript = app.transcript
+        transcript.HIGH_WATER, transcript.LOW_WATER = 70, 45  # a long read in few pages
+        items = len(app.selected_view.transcript.items)
+        most = 0
+        while transcript.first > 0:
+            await transcript.action_load_older()
+            await settle(pilot)
+            most = max(most, len(transcript.blocks))
+            mounted = [b for b in transcript.children if hasattr(b, "item_index")]
+            assert len(mounted) == len(transcript.blocks)  # pruned widgets are unmounted
+        assert most <= transcript.HIGH_WATER
+        assert transcript.first == 0 and transcript.detached
+        transcript.scroll_home(animate=False, immediate=True)
+        await settle(pilot)
+        assert "question 1 " in screen_text(app).replace("\n", " ")
+        newer = transcript.query_one(NewerMarker)
+        assert f"{items - transcript.end:,} later items" in str(newer.render())
+        assert sorted(transcript.blocks) == list(range(transcript.first, transcript.end))
+        # Back down page by page: the window stays bounded and reaches the tail again.
+        while transcript.detached:
+            await transcript.load_newer()
+            await settle(pilot)
+            assert len(transcript.blocks) <= transcript.HIGH_WATER
+        assert transcript.end == items
+        assert sorted(transcript.blocks) == list(range(transcript.first, transcript.end))
+        transcript.focus()
+        await pilot.press("end")
+        await settle(pilot)
+        assert "answer 300" in screen_text(app) and transcript.following
