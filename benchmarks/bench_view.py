@@ -9,18 +9,20 @@ counting on, until the file holds 1 GB (128 MB with --quick).
 Each measurement runs in a fresh process (so its RSS is its own): `open_log` of
 the file and the real `DshApp` headless at 160x50, from the call until the
 transcript shows the log's last item (the scale benchmark's test), then the
-person scrolls up: `load older` page after page until the loaded part's top.
+person scrolls up: `load older` again and again, through the loaded page and on
+into the file (each time past the top the view reads the page before,
+`persistence/pages.py`), until SCROLL_BYTES of the file were read back.
 
 Figures:
 - `view.open_1gb_ms`: time to the first screen showing the end of the 1 GB log
-  (`dsh-tui view` reads a big log's last 4 MB, `persistence/tail.py`). Baseline:
-  the same for a log just under 4 MB, read whole. Bar <= 2,000 ms.
+  (`dsh-tui view` reads a big log's last page, 1 MB). Baseline: the same for a log
+  just under a page, read whole. Bar <= 2,000 ms.
 - `view.open_1gb_rss_mb`: how much the process's RSS grew over opening the log
-  and scrolling to the top of what was loaded (after a warm-up view of a small
+  and scrolling back through SCROLL_BYTES of it (after a warm-up view of a small
   log in the same process: imports, CSS). Baseline: the file's size in MB.
   Bar <= 256 MB (a quarter of the 1 GB file; held as events, the whole file would
-  take about five times its size). What the view holds is the tail's events, the
-  transcript built from them and, once scrolled to the top, a widget per item.
+  take about five times its size). What the view holds is a window of at most four
+  pages of events, the transcript built from them and at most HIGH_WATER widgets.
 
 Run alone: `python benchmarks/bench_view.py [--quick]`.
 """
@@ -43,9 +45,11 @@ from benchmarks.bench_scale import SIZE, _shows_last
 from benchmarks.bench_soak import rss_mb
 from dsh_tui.harness import dumps_compact
 from dsh_tui.harness.persistence.header import header_line
-from dsh_tui.harness.persistence.tail import TAIL_BYTES
+from dsh_tui.harness.persistence.pages import PAGE_BYTES
 
 GB = 1024 ** 3
+SCROLL_BYTES = 32 * 1024 * 1024
+"""How far back into the file the person scrolls (32 pages; 8 MB with --quick)."""
 BLOCK_EVENTS = 20_000
 
 
@@ -82,7 +86,7 @@ def write_log(path: Path, size: int) -> int:
     return seq
 
 
-async def _open(path: Path) -> dict[str, float]:
+async def _open(path: Path, scroll: int) -> dict[str, float]:
     from dsh_tui.compose import open_log
     from dsh_tui.ui.app import DshApp
 
@@ -108,19 +112,23 @@ async def _open(path: Path) -> dict[str, float]:
             await asyncio.sleep(0.001)
         opened = time.perf_counter() - start
         rss_open = rss_mb() - rss0
-        pages = 0
-        while app.main.transcript.first > 0 and pages < 1000:
+        session = agent.session
+        initial = session.skipped_bytes
+        stop = max(0, initial - scroll)
+        steps, peak = 0, 0.0
+        while (app.main.transcript.first > 0 or session.skipped_bytes > stop) and steps < 20_000:
             await app.main.action_load_older()
             await pilot.pause()
-            pages += 1
-        peak = rss_mb()
+            steps += 1
+            peak = max(peak, rss_mb())
     return {"open_ms": opened * 1000, "rss_mb": peak - rss0, "rss_open_mb": rss_open,
-            "pages": pages,
+            "steps": steps, "read_back_mb": (initial - session.skipped_bytes) / 1e6,
             "events": len(agent.session.events)}
 
 
-def _child(path: Path) -> dict[str, float]:
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", str(path)],
+def _child(path: Path, scroll: int) -> dict[str, float]:
+    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", str(path),
+                           str(scroll)],
                           capture_output=True, text=True, check=False)
     for line in reversed(proc.stdout.splitlines()):
         if line.startswith("RESULT "):
@@ -132,13 +140,14 @@ def run(quick: bool = False) -> dict[str, dict[str, Any]]:
     size = GB // 8 if quick else GB
     with tempfile.TemporaryDirectory(prefix="dsh-view-bench-") as tmp:
         small = Path(tmp) / "small.jsonl"
-        write_log(small, TAIL_BYTES - 400_000)  # read whole: as much as the big log's tail
+        write_log(small, PAGE_BYTES - 100_000)  # read whole: as much as the big log's page
         write_log(Path(tmp) / "warm.jsonl", 200_000)
         big = Path(tmp) / "big.jsonl"
         write_log(big, size)
         file_mb = big.stat().st_size / 1e6
-        base = _child(small)
-        measured = _child(big)
+        scroll = SCROLL_BYTES // 4 if quick else SCROLL_BYTES
+        base = _child(small, 0)
+        measured = _child(big, scroll)
         print(f"view: {file_mb:,.0f} MB log: {measured}; {small.stat().st_size / 1e6:.0f} MB "
               f"log: {base}", flush=True)
     open_bar = {"on": "value", "op": "<=", "limit": 2000}
@@ -157,7 +166,8 @@ def run(quick: bool = False) -> dict[str, dict[str, Any]]:
 
 if __name__ == "__main__":
     if "--child" in sys.argv:
-        result = asyncio.run(_open(Path(sys.argv[sys.argv.index("--child") + 1])))
+        at = sys.argv.index("--child")
+        result = asyncio.run(_open(Path(sys.argv[at + 1]), int(sys.argv[at + 2])))
         print("RESULT " + json.dumps(result), flush=True)
         sys.exit(0)
     for name, figure in run(quick="--quick" in sys.argv).items():

@@ -139,14 +139,15 @@ def build_context(
 def open_log(path: str | os.PathLike[str], tail_bytes: int | None = None) -> Context:
     """A read-only Context with one idle agent showing the session log at `path`.
 
-    A plain log bigger than `tail_bytes` is shown by its last `tail_bytes` only (see
-    `persistence/tail.py`), so a gigabyte log opens in a moment and is never held in
-    memory; the transcript says how much came before.
+    A plain log bigger than `tail_bytes` (a page, 1 MB by default) is opened by its last
+    page and read a page at a time as the person scrolls (`persistence/pages.py`), so a
+    gigabyte log opens in a moment and is never held in memory; the transcript says how
+    much lies before and after what is loaded.
     """
-    from dsh_tui.harness.persistence.tail import TAIL_BYTES, read_session_tail
+    from dsh_tui.harness.persistence.pages import PAGE_BYTES, open_pages
     from dsh_tui.harness.readonly import register_log_agent
 
-    header, events, skipped = read_session_tail(Path(path), tail_bytes or TAIL_BYTES)
+    header, events, pages = open_pages(Path(path), tail_bytes or PAGE_BYTES)
     ctx = new_world(read_only=True)
-    register_log_agent(ctx, header, events, skipped)
+    register_log_agent(ctx, header, events, pages=pages)
     return ctx

@@ -15,6 +15,7 @@ from typing import Any
 from .agent import AgentOptions, AgentStatus
 from .context import Context
 from .messages import UserMessage
+from .persistence.pages import LogPages
 from .session import SessionEvent, derive_event_message
 
 
@@ -30,11 +31,31 @@ class ReadOnlySession:
     """The read surface of a Session over events kept as recorded."""
 
     def __init__(self, header: Mapping[str, Any], events: Sequence[SessionEvent],
-                 skipped_bytes: int = 0) -> None:
+                 skipped_bytes: int = 0, pages: LogPages | None = None) -> None:
         self._header = MappingProxyType(dict(header))
         self._events = tuple(events)
-        self.skipped_bytes = skipped_bytes
-        """Bytes of the log before `events` that were not read (a huge log's tail view)."""
+        self._skipped = skipped_bytes
+        self.pages = pages
+        """A huge log's window of pages (`persistence/pages.py`): `events` are the window's,
+        and `page_earlier()`/`page_later()` move it; None when the log was read whole."""
+
+    @property
+    def skipped_bytes(self) -> int:
+        """Bytes of the log before `events` that are not read (a huge log's window)."""
+        return self.pages.before if self.pages is not None else self._skipped
+
+    @property
+    def later_bytes(self) -> int:
+        """Bytes of the log after `events` that are not read."""
+        return self.pages.after if self.pages is not None else 0
+
+    def page_earlier(self) -> int:
+        """Read the page before the window: how many events came in at the front (0: none)."""
+        return self.pages.earlier() if self.pages is not None else 0
+
+    def page_later(self) -> int:
+        """Read the page after the window: how many events left at the front (-1: none came)."""
+        return self.pages.later() if self.pages is not None else -1
 
     @property
     def id(self) -> str:
@@ -48,13 +69,15 @@ class ReadOnlySession:
 
     @property
     def events(self) -> tuple[SessionEvent, ...]:
-        """Every event as read, gaps and unknown types included (never re-validated)."""
-        return self._events
+        """Every event as read, gaps and unknown types included (never re-validated); with
+        `pages`, those of the pages loaded now."""
+        return self.pages.events if self.pages is not None else self._events
 
     @property
     def seq(self) -> int:
         """One past the last recorded seq (not the count: a recorded log may have gaps)."""
-        return (self._events[-1].seq + 1) if self._events else 0
+        events = self.events
+        return (events[-1].seq + 1) if events else 0
 
     first_live_seq = 0
 
@@ -62,7 +85,7 @@ class ReadOnlySession:
         """The model history as the log shows it (surface events and `user/message`s), derived
         with the live session's projection so the transcript reads the same."""
         out = []
-        for event in self._events:
+        for event in self.events:
             if event.surface_op is None and event.type != "user/message":
                 continue
             message = derive_event_message(event)
@@ -72,14 +95,14 @@ class ReadOnlySession:
 
     def request_header(self) -> Any:
         """The last recorded `request/header`'s header (route, system, tools), or None."""
-        for event in reversed(self._events):
+        for event in reversed(self.events):
             if event.type == "request/header" and isinstance(event.data, Mapping):
                 return event.data.get("header")
         return None
 
     def last_turn(self) -> int:
         """The turn of the last `turn/start` in the log (0 if none)."""
-        for event in reversed(self._events):
+        for event in reversed(self.events):
             if event.type == "turn/start" and isinstance(event.data, Mapping):
                 turn = event.data.get("turn")
                 if isinstance(turn, int):
@@ -167,13 +190,15 @@ class ReadOnlyAgent:
 
 
 def register_log_agent(ctx: Context, header: Mapping[str, Any],
-                       events: Sequence[SessionEvent], skipped_bytes: int = 0) -> ReadOnlyAgent:
+                       events: Sequence[SessionEvent], skipped_bytes: int = 0,
+                       pages: LogPages | None = None) -> ReadOnlyAgent:
     """Put a recorded log into `ctx` as an idle, announced root agent (`dsh-tui view`).
 
     Announcing runs `agent/created`, so the UI shows it exactly as a live agent; every
-    action on it raises `ReadOnlyError`.
+    action on it raises `ReadOnlyError`. With `pages`, the log is a window of pages read
+    on demand (`persistence/pages.py`).
     """
-    session = ReadOnlySession(header, events, skipped_bytes)
+    session = ReadOnlySession(header, events, skipped_bytes, pages)
     agent = ReadOnlyAgent(ctx, session)
     ctx.registry.enter(agent, None)
     ctx.registry.announce(agent)

@@ -7,7 +7,12 @@ than HIGH_WATER widgets alive, and the way back down mounts them again."""
 
 from __future__ import annotations
 
-from dsh_tui.harness import new_world
+from pathlib import Path
+
+from dsh_tui.compose import open_log
+from dsh_tui.harness import dumps_compact, new_world
+from dsh_tui.harness.persistence.header import header_line
+from dsh_tui.harness.persistence.pages import MAX_PAGES
 from dsh_tui.harness.readonly import register_log_agent
 from dsh_tui.ui.widgets.blocks import NewerMarker
 
@@ -49,3 +54,43 @@ async def test_scrolling_up_a_long_transcript_keeps_a_bounded_window() -> None:
         await pilot.press("end")
         await settle(pilot)
         assert "answer 300" in screen_text(app) and transcript.following
+
+
+async def test_view_of_a_huge_log_scrolls_through_all_of_it_a_page_at_a_time(
+        tmp_path: Path) -> None:
+    """`dsh-tui view` of a log far bigger than a page: scrolling up past the loaded part reads
+    the page before it, all the way to the first turn, holding at most MAX_PAGES pages of
+    events; scrolling down reads the later pages again, back to the last turn."""
+    path = tmp_path / "session.jsonl"
+    lines = [dumps_compact(header_line({"id": "huge", "version": 0, "createdAt": 0}))]
+    lines += [dumps_compact(event.to_json()) for event in long_log(400)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    page = path.stat().st_size // 12
+    ctx = open_log(path, tail_bytes=page)
+    session = ctx.agents.list()[0].session
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        transcript = app.transcript
+        assert "answer 400" in screen_text(app)
+        most, rounds = 0, 0
+        while session.skipped_bytes or transcript.first > 0:
+            await transcript.action_load_older()
+            await settle(pilot)
+            most = max(most, len(session.events))
+            rounds += 1
+            assert rounds < 400
+        assert session.events[0].seq == 0 and len(session.pages.pages) <= MAX_PAGES
+        assert most < 1600 * MAX_PAGES / 12 + 200  # never the whole log's 1,600 events
+        transcript.scroll_home(animate=False, immediate=True)
+        await settle(pilot)
+        assert "question 1 " in screen_text(app).replace("\n", " ")
+        while session.later_bytes or transcript.detached:
+            await transcript.load_newer()
+            await settle(pilot)
+            rounds += 1
+            assert rounds < 800
+        assert session.events[-1].seq == 1599
+        transcript.scroll_end(animate=False, immediate=True)
+        await settle(pilot)
+        assert "answer 400" in screen_text(app)

@@ -19,13 +19,7 @@ class AgentView:
     def __init__(self, agent: Agent) -> None:
         self.agent = agent
         self.id: str = agent.id
-        self.transcript = TranscriptModel()
-        # Only a recorded log opened at its tail (`ReadOnlySession`) skips bytes.
-        skipped = getattr(agent.session, "skipped_bytes", 0)
-        if skipped:
-            amount = f"{skipped / 1e6:,.0f} MB" if skipped >= 1e6 else f"{skipped:,} bytes"
-            self.transcript.note(f"… {amount} earlier in this log are not loaded: the view "
-                                 "shows the log's last part only", level="warning")
+        self.transcript = self._fresh_model()
         self.applied = 0
         self.logged = 0
         self.tombstones: list[Tombstone] = []
@@ -35,6 +29,49 @@ class AgentView:
         self._seed = int(agent.session.header.get("seedLength", 0) or 0)
         self.disposed = False
         self.last_error: str | None = None
+
+    def _fresh_model(self) -> TranscriptModel:
+        """An empty transcript, saying first how much of a huge log lies before the part
+        loaded (`dsh-tui view` holds a window of a big log's pages)."""
+        model = TranscriptModel()
+        # Only a recorded log opened by its pages (`ReadOnlySession`) skips bytes.
+        skipped = getattr(self.agent.session, "skipped_bytes", 0)
+        if skipped:
+            model.note(f"… {_amount(skipped)} earlier in this log are not loaded: scroll up "
+                       "(home) to read them", level="warning")
+        return model
+
+    def page(self, earlier: bool) -> int | None:
+        """Move a paged log's window one page (earlier or later) and rebuild the transcript
+        from it. Returns the index of the item where the newly read page meets what was
+        shown before (so the screen can stay there), or None when the log has no more
+        pages that way (or is not paged)."""
+        session = self.agent.session
+        if getattr(session, "pages", None) is None:
+            return None
+        if earlier:
+            added = session.page_earlier()
+            if not added:
+                return None
+            before = session.events[:added]
+        else:
+            count = len(session.events)
+            dropped = session.page_later()
+            if dropped < 0:
+                return None
+            before = session.events[:count - dropped]
+        probe = self._fresh_model()
+        probe.apply_all(before)
+        self.transcript = self._fresh_model()
+        self.unsent = UnsentTracker()
+        self.applied = 0
+        self.catch_up()
+        self.logged = self.applied
+        later = getattr(session, "later_bytes", 0)
+        if later:
+            self.transcript.note(f"… {_amount(later)} later in this log are not loaded: "
+                                 "scroll down to read them", level="warning")
+        return len(probe.items)
 
     @property
     def name(self) -> str:
@@ -74,3 +111,7 @@ class AgentView:
                 fold(event)
         self.applied = count
         return list(fresh)
+
+
+def _amount(size: int) -> str:
+    return f"{size / 1e6:,.0f} MB" if size >= 1e6 else f"{size:,} bytes"

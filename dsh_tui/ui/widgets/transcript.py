@@ -232,7 +232,7 @@ class Transcript(PaneKeys, VerticalScroll):
         items = model.items
         first, end = bounds(len(items))
         self.first, self.end = first, end
-        self.detached = end < len(items)
+        self.detached = end < len(items) or self._more_log(earlier=False)
         widgets: list[Widget] = []
         if first:
             self._marker = OlderMarker()
@@ -300,9 +300,43 @@ class Transcript(PaneKeys, VerticalScroll):
 
     # -- older items ---------------------------------------------------------------------------
 
+    def _more_log(self, earlier: bool) -> bool:
+        """A huge log in `view` has pages before (or after) the part loaded."""
+        session = getattr(getattr(self.view, "agent", None), "session", None)
+        return bool(getattr(session, "skipped_bytes" if earlier else "later_bytes", 0))
+
+    async def _page_log(self, earlier: bool) -> None:
+        """Past the top (or bottom) of a huge log's loaded pages: read the next page of the
+        file and show the transcript where the new page meets the old one."""
+        view = self.view
+        if view is None or self._loading_page:
+            return
+        self._loading_page = True
+        try:
+            index = view.page(earlier)
+            if index is None:
+                return
+            self.anchor(False)
+            if earlier:
+                await self._mount_window(lambda count: (max(0, index - self.PAGE),
+                                                        min(count, index + self.WINDOW)))
+            else:
+                await self._mount_window(lambda count: (max(0, index - self.WINDOW),
+                                                        min(count, index + self.PAGE)))
+            block = self.blocks.get(index) or self.blocks.get(index - 1)
+            if block is not None:
+                self.call_after_refresh(self.scroll_to_widget, block, top=earlier,
+                                        animate=False)
+            self._show_follow_state()
+        finally:
+            self._loading_page = False
+
     async def load_older(self) -> None:
         """Mount the page of items before the first mounted one, keeping the view still."""
         view = self.view
+        if view is not None and self.first == 0 and self._more_log(earlier=True):
+            await self._page_log(earlier=True)
+            return
         if view is None or self.first == 0 or self._loading_page:
             return
         anchor = self.blocks.get(self.first)
@@ -338,6 +372,9 @@ class Transcript(PaneKeys, VerticalScroll):
         view = self.view
         if view is None or not self.detached or self._loading_page:
             return
+        if self.end >= len(view.transcript.items):
+            await self._page_log(earlier=False)
+            return
         self._loading_page = True
         try:
             items = view.transcript.items
@@ -350,7 +387,7 @@ class Transcript(PaneKeys, VerticalScroll):
             self.end += len(page)
             if self._newer is not None:
                 await self.mount_all(widgets, before=self._newer)
-            if self.end >= len(items):
+            if self.end >= len(items) and not self._more_log(earlier=False):
                 self.detached = False
                 if self._newer is not None:
                     await self._newer.remove()
@@ -415,7 +452,8 @@ class Transcript(PaneKeys, VerticalScroll):
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
-        if new_value <= 0 and old_value > 0 and self.first > 0:
+        if new_value <= 0 and old_value > 0 and (self.first > 0 or
+                                                 self._more_log(earlier=True)):
             self.call_later(self.load_older)
         elif self.detached and new_value >= self.max_scroll_y and new_value > old_value:
             self.call_later(self.load_newer)
