@@ -47,16 +47,18 @@ class AgentView:
         shown before (so the screen can stay there), or None when the log has no more
         pages that way (or is not paged)."""
         session = self.agent.session
-        if getattr(session, "pages", None) is None:
+        # Only a recorded log opened by its pages (`ReadOnlySession`) can move.
+        move = getattr(session, "page_earlier" if earlier else "page_later", None)
+        if getattr(session, "pages", None) is None or move is None:
             return None
         if earlier:
-            added = session.page_earlier()
+            added = move()
             if not added:
                 return None
             before = session.events[:added]
         else:
             count = len(session.events)
-            dropped = session.page_later()
+            dropped = move()
             if dropped < 0:
                 return None
             before = session.events[:count - dropped]
