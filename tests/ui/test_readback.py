@@ -25,9 +25,9 @@ async def test_scrolling_up_a_long_transcript_keeps_a_bounded_window() -> None:
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        transcript = app.transcript
+        transcript = app.main.transcript
         transcript.HIGH_WATER, transcript.LOW_WATER = 70, 45  # a long read in few pages
-        items = len(app.selected_view.transcript.items)
+        items = len(app.main.selected_view.transcript.items)
         most = 0
         while transcript.first > 0:
             await transcript.action_load_older()
@@ -71,7 +71,7 @@ async def test_view_of_a_huge_log_scrolls_through_all_of_it_a_page_at_a_time(
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        transcript = app.transcript
+        transcript = app.main.transcript
         assert "answer 400" in screen_text(app)
         most, rounds = 0, 0
         while session.skipped_bytes or transcript.first > 0:
