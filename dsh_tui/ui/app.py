@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType, Keymap
 from textual.command import CommandPalette, Provider
@@ -188,6 +189,14 @@ class DshApp(App[None]):
                 v.agent.status == "running" for v in self.bridge.views.values()):
             self._spinner.resume()
 
+    async def on_event(self, event: events.Event) -> None:
+        """Keystrokes first: while the person types, the bridge's flushes (and the layout
+        and repaint of streamed text they start) wait for a pause (`Bridge.typed`); a flush
+        that has waited long enough runs right after the key's frame is painted."""
+        if isinstance(event, events.Key) and self.bridge.typed():
+            self.call_after_refresh(self.bridge.flush_overdue)
+        await super().on_event(event)
+
     def _tick(self) -> None:
         """10 times a second while an agent runs: spinner frames and GC pacing."""
         if self.closing:
@@ -201,7 +210,7 @@ class DshApp(App[None]):
         if view is not None and view.transcript.waiting_since is not None:
             main.update_titles()  # the "waiting for the model… (Ns)" count (set on change)
         if tree.tick(self.bridge.views):
-            self.gc_pacing.busy()
+            self.gc_pacing.busy(typing=self.bridge.typing())
             return
         if self._spinner is not None:
             self._spinner.pause()

@@ -174,7 +174,7 @@ async def test_bridge_coalesces_a_stream_into_few_flushes() -> None:
     await handle.agent.when_idle()
     events = len(handle.agent.session.events)
     assert events > 3000
-    flushes = [callback for callback in scheduled if callback == bridge.flush]
+    flushes = [callback for callback in scheduled if callback == bridge._scheduled_flush]
     assert len(flushes) == 1  # nothing flushed yet: still the one pending flush
     flushes[0]()
     view = bridge.views["a"]
@@ -388,3 +388,74 @@ def test_collapsed_multi_line_json_arguments_show_on_one_line() -> None:
     assert _one_line_args(pretty) == '{"path": "notes.md", "lines": [1, 2]}'
     assert _one_line_args("first line\n  second line") == "first line second line"
     assert _one_line_args("") == "{}"
+
+
+def test_bridge_flushes_wait_while_the_person_types() -> None:
+    """Keystrokes first: a scheduled flush waits until typing pauses (TYPING_HOLD); once it
+    has waited TYPING_MAX_HOLD, the next key reports it overdue and the flush runs then."""
+    from dsh_tui.ui.state.bridge import TYPING_HOLD, TYPING_MAX_HOLD
+
+    ctx, _ = world([])
+    now = [10.0]
+    scheduled: list[tuple[float, Any]] = []
+    bridge = Bridge(ctx, lambda delay, callback: scheduled.append((delay, callback)),
+                    clock=lambda: now[0])
+    flushed: list[Any] = []
+    bridge.on_flush = flushed.append
+    bridge.flush()
+    flushed.clear()
+    now[0] = 11.0
+    assert not bridge.typed()  # nothing waits yet
+    bridge.mark_inbox("a")
+    _, callback = scheduled.pop()
+    now[0] += 0.05
+    callback()  # the key was 0.05 s ago: the flush waits for the rest of the hold
+    assert not flushed
+    delay, callback = scheduled.pop()
+    assert delay == pytest.approx(TYPING_HOLD - 0.05)
+    held = 0.0  # since the flush was first due
+    while True:  # a key every 0.08 s: the hold never runs out
+        now[0] += 0.08
+        held += 0.08
+        overdue = bridge.typed()
+        if overdue:
+            break
+        assert held < TYPING_MAX_HOLD
+        callback()
+        assert not flushed
+        _, callback = scheduled.pop()
+    assert held >= TYPING_MAX_HOLD
+    bridge.flush_overdue()  # the app runs it once the key's frame is painted
+    assert [batch.inboxes for batch in flushed] == [{"a"}]
+    callback()  # the timer still pending finds nothing to do
+    assert len(flushed) == 1
+    now[0] += 1.0  # typing paused: a new change is flushed on schedule
+    bridge.mark_inbox("b")
+    _, callback = scheduled.pop()
+    callback()
+    assert [batch.inboxes for batch in flushed][-1] == {"b"}
+    assert not bridge.typing()
+
+
+
+def test_gc_pacing_waits_while_the_person_types() -> None:
+    """No collection between a key and its frame: while typing, the pacing waits (up to
+    TYPING_DEFER seconds), then freezes as before."""
+    import gc
+
+    from dsh_tui.ui.state.gcpacing import TYPING_DEFER, GcPacing
+
+    now = [0.0]
+    pacing = GcPacing(clock=lambda: now[0])
+    try:
+        pacing.busy()
+        assert pacing.freezes == 1
+        now[0] = 0.6
+        pacing.busy(typing=True)
+        assert pacing.freezes == 1
+        now[0] = TYPING_DEFER + 0.1
+        pacing.busy(typing=True)  # typing for too long: the pacing runs anyway
+        assert pacing.freezes == 2
+    finally:
+        pacing.release()
+        assert gc.get_freeze_count() == 0

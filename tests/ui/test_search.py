@@ -140,6 +140,7 @@ async def test_a_detached_window_counts_new_output_instead_of_mounting_it() -> N
         transcript = app.main.transcript
         # Smaller thresholds than the shipped ones, so 13 turns are a "long" session.
         transcript.HIGH_WATER, transcript.LOW_WATER, transcript.NEAR = 24, 12, 4
+        transcript.TAIL_HIGH, transcript.TAIL_LOW = 24, 12
         for n in range(13):
             agent.followup(msg(f"question {n}", f"m{n}"))
             await idle(pilot, agent)

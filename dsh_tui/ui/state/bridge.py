@@ -30,7 +30,17 @@ from .lanes import lane_of
 FLUSH_INTERVAL = 1 / 60
 """The shortest time between two flushes: the ~60 repaints a second ceiling."""
 
-LOG_LIMIT = 50_000
+TYPING_HOLD = 0.3
+"""Seconds after a keystroke during which a scheduled flush waits: the person's key is
+painted first. A flush of 20 streaming agents is cheap, but the transcript layout and
+repaint it starts take tens of milliseconds on a busy machine, and a key that arrives
+behind one waits for all of it (`benchmarks/bench_keys.py`)."""
+TYPING_MAX_HOLD = 1.0
+"""The longest a flush waits for typing to pause. Past it, the next keystroke runs the
+flush right after its own frame is painted (`typed()`), so streams keep moving (at
+least once a second) under a person who types without pause."""
+
+LOG_LIMIT = 5_000
 CHUNK_LOG_LIMIT = 5_000
 """Stream chunks the event log remembers: as many as it shows (MAX_LINES). Chunks are
 most events; with them in the main ring it would hold 50,000 of them, which is the
@@ -116,6 +126,8 @@ class Bridge:
         self._suppressed: set[str] = set()
         self._batch = 0
         self._stopped = False
+        self._typed_at = float("-inf")
+        self._held_since: float | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -178,9 +190,43 @@ class Bridge:
         self._scheduled = True
         wait = max(0.0, self._last_flush + self.flush_interval - self._clock())
         try:
-            self._schedule_cb(wait, self.flush)
+            self._schedule_cb(wait, self._scheduled_flush)
         except Exception:
             self._scheduled = False
+
+    def _scheduled_flush(self) -> None:
+        """The scheduled flush, which waits while the person types (TYPING_HOLD)."""
+        if not self._scheduled:
+            return  # flushed meanwhile (by a keystroke's overdue flush, or directly)
+        now = self._clock()
+        hold = self._typed_at + TYPING_HOLD - now
+        if hold > 0 and not self._stopped:
+            if self._held_since is None:
+                self._held_since = now
+            try:
+                self._schedule_cb(hold, self._scheduled_flush)
+                return
+            except Exception:
+                pass
+        self.flush()
+
+    def typing(self) -> bool:
+        """A key was pressed less than TYPING_HOLD ago."""
+        return self._clock() - self._typed_at < TYPING_HOLD
+
+    def typed(self) -> bool:
+        """The person pressed a key: scheduled flushes wait until typing pauses. True when
+        the changes have waited TYPING_MAX_HOLD already: the caller then flushes right after
+        painting the key (`flush_overdue`)."""
+        now = self._clock()
+        self._typed_at = now
+        held = self._held_since
+        return self._scheduled and held is not None and now - held >= TYPING_MAX_HOLD
+
+    def flush_overdue(self) -> None:
+        """The flush a keystroke found overdue, run once its frame is painted."""
+        if self._scheduled:
+            self.flush()
 
     def _wake(self) -> None:
         now = self._clock()
@@ -310,6 +356,7 @@ class Bridge:
     def flush(self) -> FlushBatch:
         """Fold recorded changes into the view models and hand one batch to `on_flush`."""
         self._scheduled = False
+        self._held_since = None
         if self._stopped:
             return FlushBatch()
         now = self._clock()

@@ -19,7 +19,14 @@ kept, and a few per cent of the memory the session logs themselves grow by. It
 is returned once everything is idle again, when the pacing unfreezes and
 collects at a moment nobody watches a stream. A periodic full collection while
 busy was tried and dropped: its pause (~0.5 s at 300,000 events) broke the
-250 ms lag bar.
+250 ms lag bar; measured again with packed chunks (20 agents streaming, 30 s,
+`benchmarks/bench_soak.py`), a full collection while busy once the frozen heap had
+grown by half paused the app 330 ms and did not change the RSS slope (the frozen
+garbage was 3 MB of the window's ~28 MB growth), so it stays out.
+
+Keystrokes come first: while the person types (`busy(typing=True)`), the pacing
+waits, up to `TYPING_DEFER` seconds, so no collection lands between a key and its
+frame.
 """
 
 from __future__ import annotations
@@ -30,6 +37,8 @@ from collections.abc import Callable
 
 FREEZE_EVERY = 0.5
 """Seconds between two freezes while something streams."""
+TYPING_DEFER = 2.0
+"""The longest the pacing waits for typing to pause."""
 
 
 class GcPacing:
@@ -47,11 +56,14 @@ class GcPacing:
         self.young_pause_max = 0.0
         """Seconds the longest collection before a freeze took."""
 
-    def busy(self) -> None:
+    def busy(self, typing: bool = False) -> None:
         """Streaming is under way: freeze what survived so far, at most every FREEZE_EVERY
-        seconds, so the collector does not rescan long-lived objects on every burst."""
+        seconds (TYPING_DEFER while the person types), so the collector does not rescan
+        long-lived objects on every burst."""
         now = self._clock()
         if now - self._last < FREEZE_EVERY:
+            return
+        if typing and now - self._last < TYPING_DEFER:
             return
         self._last = now
         if self.frozen:

@@ -23,6 +23,8 @@ from ..state.agent_view import AgentView
 from ..state.text import visible_label
 
 SPINNER = "◐◓◑◒"
+LINE_CACHE = 256
+"""Rendered tree lines kept (Textual's default is 1,024)."""
 SPINNER_TICKS = 3
 """App ticks (0.1 s each) per spinner glyph. Every glyph change repaints the row of every
 running agent, and with 20 agents streaming that was a third of the app's frame time
@@ -68,6 +70,11 @@ class AgentTree(PaneKeys, Tree[str]):
         self.guide_depth = 3
         self.nodes: dict[str, TreeNode[str]] = {}
         self.frame = 0
+        # Textual keys its line cache on every update counter, so each spinner frame and
+        # label change adds entries that are never hit again; its 1,024 rendered lines
+        # (each a strip with seven caches and the pieces the compositor cut it into) were
+        # a steady part of the soak's heap. A few screens' worth of rows is enough.
+        self._line_cache.maxsize = LINE_CACHE
 
     # -- structure --------------------------------------------------------------------------
 

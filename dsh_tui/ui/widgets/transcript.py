@@ -75,6 +75,13 @@ class Transcript(PaneKeys, VerticalScroll):
     """Most blocks mounted at once: past it the farthest are unmounted (`_prune`,
     `_prune_newer`), whichever way the person scrolls."""
     LOW_WATER = 60
+    TAIL_HIGH = 50
+    """Most blocks mounted while the tail is followed: past it the oldest are unmounted
+    down to TAIL_LOW. Every mounted block is laid out on each frame that streamed text
+    grows, and keeps its rendered lines cached, so a short window at the tail is what
+    keeps a person's keystrokes and the app's memory flat; scrolling up pages older blocks
+    back in (up to HIGH_WATER)."""
+    TAIL_LOW = 30
     NEAR = 90
     """A match at most this many items before the window is revealed by paging older items
     in; a farther one re-centres the window on it."""
@@ -251,9 +258,11 @@ class Transcript(PaneKeys, VerticalScroll):
     def _prune(self, *, following: bool = True) -> None:
         """Drop the oldest widgets once far behind a tail that is being followed (or, with
         `following=False`, once a page of newer items made the window too long)."""
-        if len(self.blocks) <= self.HIGH_WATER or (following and not self.following):
+        high, low = (self.TAIL_HIGH, self.TAIL_LOW) if following else \
+            (self.HIGH_WATER, self.LOW_WATER)
+        if len(self.blocks) <= high or (following and not self.following):
             return
-        cut = len(self.blocks) - self.LOW_WATER
+        cut = len(self.blocks) - low
         doomed: list[Widget] = []
         index = self.first
         while len(doomed) < cut and index < self.end:
