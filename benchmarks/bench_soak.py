@@ -155,7 +155,7 @@ def _old_pacing(app: DshApp) -> None:
     """The pacing before this benchmark existed: freeze once a second, nothing else."""
     pacing = app.gc_pacing
 
-    def busy() -> None:
+    def busy(typing: bool = False) -> None:
         now = pacing._clock()
         if now - pacing._last >= 1.0:  # the old FREEZE_EVERY
             pacing._last = now
