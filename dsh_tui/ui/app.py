@@ -10,6 +10,7 @@ palette in `commands.py`.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -166,9 +167,16 @@ class DshApp(App[None]):
         self.gc_pacing.release()
 
     def _schedule(self, delay: float, callback: Callable[[], Any]) -> Any:
+        """The bridge's scheduler: `callback` runs on the app's queue after `delay`.
+
+        Not Textual's `set_timer`: a one-shot Textual timer skips its only tick when the
+        delay has passed before its task computes the wait (a delay of a microsecond or
+        less always; a longer one when the process is preempted there), and a flush that
+        never runs leaves the bridge waiting for it for good. asyncio's `call_later`
+        always fires."""
         if delay <= 0:
             return self.call_later(callback)
-        return self.set_timer(delay, callback, name="dsh-flush")
+        return asyncio.get_running_loop().call_later(delay, self.call_later, callback)
 
     def say(self, message: str, severity: SeverityLevel = "information",
             timeout: float = 5) -> None:

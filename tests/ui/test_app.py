@@ -3,6 +3,7 @@ coalesced rendering and lazy mounting of long transcripts."""
 
 from __future__ import annotations
 
+import asyncio
 import tomllib
 from pathlib import Path
 
@@ -52,6 +53,24 @@ def test_every_pinned_action_has_a_binding_with_its_id() -> None:
         assert bindings[name].action in (name, f"screen.{name}"), bindings[name].action
         assert bindings[name].id == name
     assert {spec.name for spec in ACTIONS} >= set(PINNED)
+
+
+async def test_the_bridges_flush_timer_fires_however_short_its_delay() -> None:
+    """The bridge's scheduler runs every callback: Textual's one-shot `set_timer` skips
+    the tick of a delay of a microsecond or less (the flush pacing computes such a delay
+    now and then), which left the bridge waiting for a flush that never came."""
+    ctx, _ = world([])
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        ran: list[float] = []
+        done = asyncio.Event()
+        delays = (1e-9, 1e-7, 0.0, 0.003)
+        for delay in delays:
+            app._schedule(delay, lambda d=delay: (ran.append(d), len(ran) == len(delays)
+                                                  and done.set()))
+        await asyncio.wait_for(done.wait(), 10)
+        await pilot.pause()
+        assert sorted(ran) == sorted(delays)
 
 
 async def test_event_log_shows_durable_events_and_notifications_filtered() -> None:

@@ -390,11 +390,9 @@ def test_collapsed_multi_line_json_arguments_show_on_one_line() -> None:
     assert _one_line_args("") == "{}"
 
 
-def test_bridge_flushes_wait_while_the_person_types() -> None:
-    """Keystrokes first: a scheduled flush waits until typing pauses (TYPING_HOLD); once it
-    has waited TYPING_MAX_HOLD, the next key reports it overdue and the flush runs then."""
-    from dsh_tui.ui.state.bridge import TYPING_HOLD, TYPING_MAX_HOLD
-
+async def _typing_bridge() -> tuple[Bridge, Any, list[float], list[tuple[float, Any]], list[Any]]:
+    """A started bridge on a fake clock over one agent "a", flushed once: the bridge, the
+    agent, the clock, the scheduled (delay, callback) pairs and the flushed batches."""
     ctx, _ = world([])
     now = [10.0]
     scheduled: list[tuple[float, Any]] = []
@@ -402,11 +400,25 @@ def test_bridge_flushes_wait_while_the_person_types() -> None:
                     clock=lambda: now[0])
     flushed: list[Any] = []
     bridge.on_flush = flushed.append
+    bridge.start()
+    handle = await ctx.agents.create(CreateAgentOptions(
+        session_id="a", agent_options=AgentOptions(provider="mock", model="mock")))
     bridge.flush()
     flushed.clear()
+    scheduled.clear()
     now[0] = 11.0
+    return bridge, handle.agent, now, scheduled, flushed
+
+
+async def test_bridge_flushes_of_streamed_text_wait_while_the_person_types() -> None:
+    """Keystrokes first: a scheduled flush of streamed text waits until typing pauses
+    (TYPING_HOLD); once it has waited TYPING_MAX_HOLD, the next key reports it overdue and
+    the flush runs then."""
+    from dsh_tui.ui.state.bridge import TYPING_HOLD, TYPING_MAX_HOLD
+
+    bridge, agent, now, scheduled, flushed = await _typing_bridge()
     assert not bridge.typed()  # nothing waits yet
-    bridge.mark_inbox("a")
+    agent.session.append("test/streamed", {"n": 1})
     _, callback = scheduled.pop()
     now[0] += 0.05
     callback()  # the key was 0.05 s ago: the flush waits for the rest of the hold
@@ -426,16 +438,61 @@ def test_bridge_flushes_wait_while_the_person_types() -> None:
         _, callback = scheduled.pop()
     assert held >= TYPING_MAX_HOLD
     bridge.flush_overdue()  # the app runs it once the key's frame is painted
-    assert [batch.inboxes for batch in flushed] == [{"a"}]
+    assert [batch.transcripts for batch in flushed] == [{"a"}]
     callback()  # the timer still pending finds nothing to do
     assert len(flushed) == 1
     now[0] += 1.0  # typing paused: a new change is flushed on schedule
-    bridge.mark_inbox("b")
+    agent.session.append("test/streamed", {"n": 2})
     _, callback = scheduled.pop()
     callback()
-    assert [batch.inboxes for batch in flushed][-1] == {"b"}
+    assert [batch.transcripts for batch in flushed][-1] == {"a"}
     assert not bridge.typing()
+    bridge.stop()
 
+
+async def test_bridge_never_holds_an_inbox_change_for_typing() -> None:
+    """The message a person's `enter` queued shows in the inbox on the usual pacing even
+    while they type (their next key, `shift+right`, acts on its row), and takes the held
+    streamed text along; the held timer then finds nothing left to do. (The inbox burst in
+    tests/tty/test_typing.py found no row to re-file when the inbox waited.)"""
+    from dsh_tui.ui.state.bridge import TYPING_HOLD
+
+    bridge, agent, now, scheduled, flushed = await _typing_bridge()
+    bridge.typed()
+    agent.session.append("test/streamed", {"n": 1})
+    _, callback = scheduled.pop()
+    callback()
+    assert not flushed  # streamed text alone: held
+    _, held_timer = scheduled.pop()
+    now[0] += 0.02
+    bridge.typed()  # the person presses enter: a message is queued
+    agent.inbox.append("next-turn", msg("alpha", "m1"))
+    delay, callback = scheduled.pop()
+    assert delay < TYPING_HOLD / 10  # not held: the usual pacing
+    callback()
+    assert [(b.inboxes, b.transcripts) for b in flushed] == [({"a"}, {"a"})]
+    held_timer()
+    assert len(flushed) == 1 and not scheduled
+    bridge.stop()
+
+
+async def test_bridge_flushes_when_its_timer_wakes_a_little_early() -> None:
+    """A held flush whose timer fires a fraction of a millisecond before the hold ends (as
+    Textual's do) flushes, instead of re-arming a timer of a few microseconds (one of a
+    microsecond or less never fires in Textual: the flush stayed pending for good)."""
+    from dsh_tui.ui.state.bridge import TYPING_HOLD
+
+    bridge, agent, now, scheduled, flushed = await _typing_bridge()
+    bridge.typed()
+    agent.session.append("test/streamed", {"n": 1})
+    _, callback = scheduled.pop()
+    callback()
+    delay, callback = scheduled.pop()
+    assert delay == pytest.approx(TYPING_HOLD)
+    now[0] += delay - 0.0005
+    callback()
+    assert [batch.transcripts for batch in flushed] == [{"a"}] and not scheduled
+    bridge.stop()
 
 
 def test_gc_pacing_waits_while_the_person_types() -> None:

@@ -39,6 +39,10 @@ TYPING_MAX_HOLD = 1.0
 """The longest a flush waits for typing to pause. Past it, the next keystroke runs the
 flush right after its own frame is painted (`typed()`), so streams keep moving (at
 least once a second) under a person who types without pause."""
+TIMER_SLACK = 0.002
+"""A hold shorter than this counts as over. Textual's timers wake up to 0.5 ms early, and
+a re-armed timer of a microsecond or less never fires at all (its only tick is skipped as
+already missed), which left a held flush pending for good."""
 
 LOG_LIMIT = 5_000
 CHUNK_LOG_LIMIT = 5_000
@@ -185,22 +189,33 @@ class Bridge:
     def _schedule(self) -> None:
         if self._stopped:
             return
-        if self._scheduled:
+        if self._scheduled and not (self._held_since is not None and self._urgent()):
             return
+        # Not scheduled yet, or held for typing while a change a key may act on came in:
+        # that one is flushed on the usual pacing (the held timer then finds it done).
         self._scheduled = True
+        self._held_since = None
         wait = max(0.0, self._last_flush + self.flush_interval - self._clock())
         try:
             self._schedule_cb(wait, self._scheduled_flush)
         except Exception:
             self._scheduled = False
 
+    def _urgent(self) -> bool:
+        """Changes other than streamed session events are pending: an agent created,
+        disposed or changing status, an inbox changing. They are few and cheap to show,
+        and the person's next key acts on them (the inbox row their `enter` queued, which
+        `shift+right` re-files), so they are never held for typing."""
+        return bool(self._structure or self._agents or self._inboxes)
+
     def _scheduled_flush(self) -> None:
-        """The scheduled flush, which waits while the person types (TYPING_HOLD)."""
+        """The scheduled flush. While the person types it waits (TYPING_HOLD) if all it
+        would show is streamed text: the layout and repaint of a transcript."""
         if not self._scheduled:
             return  # flushed meanwhile (by a keystroke's overdue flush, or directly)
         now = self._clock()
         hold = self._typed_at + TYPING_HOLD - now
-        if hold > 0 and not self._stopped:
+        if hold > TIMER_SLACK and not self._stopped and not self._urgent():
             if self._held_since is None:
                 self._held_since = now
             try:
