@@ -55,6 +55,8 @@ class LogPages:
 
     @property
     def events(self) -> tuple[SessionEvent, ...]:
+        """The loaded pages' events in file order, joined once per window move (the
+        transcript reads them by index many times between two moves)."""
         if self._events is None:
             self._events = tuple(e for page in self.pages for e in page.events)
         return self._events
