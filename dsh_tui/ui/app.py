@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import events
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType, Keymap
 from textual.command import CommandPalette, Provider
 from textual.css.query import NoMatches
@@ -28,6 +28,7 @@ from textual.timer import Timer
 from dsh_tui.harness import Context
 
 from .commands import DshCommands, Palette
+from .keygate import KeyGateApp
 from .keys import default_bindings, keys_for, startup_keymap
 from .screens.help import HelpScreen
 from .screens.main import READ_ONLY_NOTICE, MainScreen
@@ -42,7 +43,7 @@ from .themes import VARIABLE_DEFAULTS, load_themes
 QUIT_NEVER = 1e9
 
 
-class DshApp(App[None]):
+class DshApp(KeyGateApp):
     """`DshApp(ctx, config=None)`: a Context and optional UI settings, nothing else."""
 
     TITLE = "dsh-tui"
