@@ -11,6 +11,7 @@ palette in `commands.py`.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +22,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType, Keymap
 from textual.command import CommandPalette, Provider
 from textual.css.query import NoMatches
+from textual.driver import Driver
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.timer import Timer
@@ -112,6 +114,15 @@ class DshApp(KeyGateApp):
         return self._main
 
     # -- start and stop ------------------------------------------------------------------------
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's choice, except that its Linux driver becomes `TerminalDriver`, which
+        lets the app exit after its terminal hung up (see `driver.py`)."""
+        if os.name != "posix":
+            return super().get_driver_class()
+        from .driver import terminal_driver_class  # termios: POSIX only, so imported here
+
+        return terminal_driver_class(super().get_driver_class())
 
     def get_default_screen(self) -> Screen[Any]:
         """The main screen, made once the terminal is known (a browser gets its own keys)

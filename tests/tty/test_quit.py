@@ -130,3 +130,22 @@ def test_a_batch_stopped_at_a_breakpoint_is_offered_back_after_a_quit_and_put_ba
     assert again.wait_exit() == 0
     splices = events_of(next(iter(again.sessions().values())), "agent/inbox/spliced")
     assert splices[-1] == {"target": "next-turn", "start": 0, "inserted": [first]}
+
+
+def test_a_sigcont_it_did_not_ask_for_starts_no_second_terminal_session(
+        terminal: Callable[..., Terminal]) -> None:
+    """A hang-up sends the terminal's session leader SIGHUP *and* SIGCONT; Textual's driver
+    took any SIGCONT as the end of a suspend and set the terminal up again (a second
+    output thread and input thread, the alternate screen entered again), which on a
+    hung-up terminal wedged the exit. The app continues without a suspend of its own must
+    not touch the terminal: nothing re-entered, and keys still arrive once each."""
+    term = terminal(cols=100, rows=30)
+    mark = len(term.raw)
+    term.signal(signal.SIGCONT)
+    term.type("still one")
+    term.wait_for("still one")
+    term.type(" reader")
+    term.wait_for("still one reader")
+    assert b"\x1b[?1049h" not in term.raw[mark:], "SIGCONT set the terminal up again"
+    term.press("ctrl+q")
+    assert term.wait_exit() == 0

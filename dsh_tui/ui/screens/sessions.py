@@ -10,6 +10,7 @@ after a confirm; `ctrl+e` exports it as Markdown. Every outside string passes th
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -19,6 +20,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
+from textual.driver import Driver
 from textual.screen import ModalScreen, Screen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
@@ -293,6 +295,14 @@ class PickerApp(App[Target | None]):
     def __init__(self, catalog: list[WorkspaceEntry]) -> None:
         super().__init__()
         self.catalog = catalog
+
+    def get_driver_class(self) -> type[Driver]:
+        """As the main app's: a hang-up must not leave the picker running (`driver.py`)."""
+        if os.name != "posix":
+            return super().get_driver_class()
+        from ..driver import terminal_driver_class  # termios: POSIX only, so imported here
+
+        return terminal_driver_class(super().get_driver_class())
 
     def on_mount(self) -> None:
         self.push_screen(_PickerScreen())
