@@ -11,7 +11,8 @@ person would see (`text()`, `wait_for`) and by the session files (`session_event
 Rules that keep it robust:
 - nothing sleeps a fixed time: waits poll the output until a condition holds or a timeout
   (a failure, with the screen in the message) expires;
-- the child is always killed: `Terminal` is a context manager and `close()` is idempotent;
+- the child is always ended: `Terminal` is a context manager and `close()` is idempotent;
+  it hangs up a child still running, then kills its process group (see `close`);
 - `cpu_seconds()` reads the child's own user+system time from /proc, so an idle check
   measures the app, not the (shared, noisy) machine's wall clock.
 """
@@ -29,6 +30,7 @@ import subprocess
 import sys
 import termios
 import time
+import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -71,6 +73,15 @@ def burst(*parts: str | bytes) -> bytes:
     return bytes(out)
 
 
+HANG_UP_GRACE = 5.0
+"""Seconds a child still running at the end of a test has to exit after its terminal hung
+up (it takes well under one), before its process group is killed anyway."""
+
+
+class ChildIgnoredHangUp(UserWarning):
+    """The app did not exit after its terminal hung up (found at a test's teardown)."""
+
+
 class TerminalError(AssertionError):
     """A wait that timed out or a child that died; the message shows the screen."""
 
@@ -102,6 +113,10 @@ class Terminal:
     # -- life cycle ----------------------------------------------------------------------------
 
     def start(self) -> Terminal:
+        """Start the app (once: a second start would leave the first child running,
+        its terminal never closed)."""
+        if self.process is not None:
+            raise RuntimeError("this Terminal was started already (the with-block starts it)")
         home = self.root / "home"
         for path in (home, self.data_dir):
             path.mkdir(parents=True, exist_ok=True)
@@ -130,17 +145,32 @@ class Terminal:
         return self
 
     def close(self) -> None:
-        """Kill the child (its whole session) and release the pty; safe to call twice."""
+        """End the child and release the pty; safe to call twice. A child still running
+        first gets the chance to leave as a person's closed window makes it (a hang-up,
+        which saves and exits); then its whole process group is killed whatever its
+        state, so nothing it started outlives the test. A child that ignored the hang-up
+        is a bug of the app: it is killed all the same and reported as a warning (a test
+        that asserts an exit does so itself, with `wait_exit`)."""
         process = self.process
-        if process is not None and process.poll() is None:
+        if process is None:
+            return
+        if process.poll() is None:
+            self.hang_up()
             try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+                process.wait(timeout=HANG_UP_GRACE)
+            except subprocess.TimeoutExpired:
+                warnings.warn(ChildIgnoredHangUp(
+                    f"dsh-tui (pid {process.pid}) was still running {HANG_UP_GRACE:.0f} s "
+                    f"after its terminal hung up; killed\n{self.text()}"), stacklevel=2)
+        try:
+            os.killpg(process.pid, signal.SIGKILL)  # the group: children of the app too
+        except (ProcessLookupError, PermissionError):
+            pass  # the group is gone already
+        try:
             process.wait(timeout=10)
-        if self._master is not None:
-            os.close(self._master)
-            self._master = None
+        except subprocess.TimeoutExpired:
+            pass  # unkillable (uninterruptible sleep): nothing more a test can do
+        self.hang_up()
 
     def __enter__(self) -> Terminal:
         return self.start() if self.process is None else self

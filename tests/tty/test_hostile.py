@@ -63,7 +63,6 @@ def assert_clean(data: bytes, where: str) -> None:
 def test_view_shows_a_crafted_log_without_a_raw_byte(tmp_path: Path) -> None:
     log = asyncio.run(_craft(tmp_path / "crafted"))
     with Terminal(tmp_path, cols=120, rows=40, args=["view", str(log)]) as term:
-        term.start()
         term.wait_for("completed")
         term.wait_for("PWN-QUEUED")
         term.write(b"r")
