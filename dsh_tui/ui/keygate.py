@@ -26,11 +26,14 @@ wait in the same line, so a paste never overtakes the keys typed before it.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import deque
 from typing import Any
 
 from textual import events, messages
 from textual.app import App
+
+log = logging.getLogger("dsh_tui.ui.keygate")
 
 MAX_ROUNDS = 12
 """Rounds per key before the next key goes anyway (a widget that keeps posting to itself,
@@ -43,16 +46,37 @@ WATCHDOG = 1.5
 PAINTING = (messages.Update, messages.Layout, messages.UpdateScroll, messages.Prompt)
 """Messages that only repaint: a key's effects never wait on these."""
 
+# What "settled" reads that Textual has no public API for (checked against Textual 8.2.8,
+# the version pyproject.toml pins): a message pump's `_next_callbacks` (the list `call_next`
+# appends to), the `values` deque of its `_message_queue` (Textual's own Queue; only to
+# tell repaints from real work: the count alone is public, `message_queue_size`), a
+# screen's `_callbacks` (what `call_after_refresh` waits with) and a message's
+# `_stop_propagation` (set by `stop()`; there is no getter). Everything else is public
+# (`call_later`, `parent`, `is_attached`, `is_running`, `is_forwarded`, `active_bindings`).
+# `internals_fit` checks these on the running app before the first key; if they are not
+# what this code reads (a newer Textual), or reading them fails later, the gate turns
+# itself off and every key goes straight to Textual, as without it: keys of one read then
+# go to the focus of the moment the read was parsed, but none is lost, held or reordered.
+
+
+def internals_fit(app: App[Any]) -> bool:
+    """Are Textual's private fields the settle check reads what it expects (see above)?"""
+    try:
+        return (isinstance(app._next_callbacks, list)
+                and isinstance(app._message_queue.values, deque)
+                and all(isinstance(screen._callbacks, list) for screen in app.screen_stack)
+                and isinstance(events.Key("a", "a")._stop_propagation, bool))
+    except Exception:  # an attribute gone or a property that now raises: not the same
+        return False
+
 
 def _pump_busy(pump: Any) -> bool:
     """Has `pump` a callback or a message other than a repaint still to handle?"""
     if pump._next_callbacks:
         return True
-    queued = pump._message_queue
-    if queued.empty():
+    if pump.message_queue_size == 0:
         return False
-    pending = getattr(queued, "values", None)  # Textual's own cut-down Queue
-    return pending is None or not all(isinstance(m, PAINTING) for m in pending)
+    return not all(isinstance(m, PAINTING) for m in pump._message_queue.values)
 
 
 def _settling(app: App[Any]) -> bool:
@@ -79,15 +103,36 @@ class KeyGate:
         self.rounds = 0
         self.seen: tuple[tuple[int, Any], Any] = ((0, None), None)
         self._watchdog: asyncio.TimerHandle | None = None
+        self.enabled: bool | None = None
+        """None until the first key checks Textual's internals; False once the gate is off
+        (they are not what it reads): keys then go straight through."""
 
     async def arrive(self, event: events.Event) -> None:
+        if self.enabled is None:
+            self.enabled = internals_fit(self.app)
+            if not self.enabled:
+                log.warning("key gate off: Textual's internals differ from 8.2.8's")
+        if not self.enabled:
+            await self.app._deliver_input(event)
+            return
         self.held.append(event)
         if not self.waiting:
             await self._deliver_next()
 
+    async def _turn_off(self, error: Exception) -> None:
+        """Reading Textual's internals failed mid-burst: no more gating; the held keys go
+        on at once, in order."""
+        log.warning("key gate off: %r", error)
+        self.enabled = False
+        self.waiting = False
+        self._cancel_watchdog()
+        while self.held and self.app.is_running:
+            await self.app._deliver_input(self.held.popleft())
+        self.held.clear()
+
     async def _deliver_next(self) -> None:
         app = self.app
-        if not app._running:
+        if not app.is_running:
             self.held.clear()
             return
         if not self.held:
@@ -133,30 +178,37 @@ class KeyGate:
         """`node` handled the key (and what it queued before): on to where it bubbled."""
         if ticket != self.ticket:
             return
-        parent = node._parent
-        if event is None or event._stop_propagation or not event.bubble or parent is None \
-                or not node.is_attached:
+        parent = node.parent
+        if event is None or event._stop_propagation or not event.bubble or \
+                parent is None or not node.is_attached:
             parent = None  # it stopped here
         self._hop(ticket, parent, event)
 
     def _arm_watchdog(self, ticket: int) -> None:
-        if self._watchdog is not None:
-            self._watchdog.cancel()
+        self._cancel_watchdog()
         loop = asyncio.get_running_loop()
         self._watchdog = loop.call_later(
             WATCHDOG, lambda: self.app.call_later(self.back, ticket, True))
+
+    def _cancel_watchdog(self) -> None:
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
 
     async def back(self, ticket: int, lost: bool = False) -> None:
         """A round came back to the app (or its watchdog fired): another round while the
         key's effects still move things, else the next key."""
         if ticket != self.ticket or not self.waiting:
             return  # an old round's callback or watchdog
-        if self._watchdog is not None:
-            self._watchdog.cancel()
-            self._watchdog = None
+        self._cancel_watchdog()
         app = self.app
-        if not lost and self.rounds < MAX_ROUNDS and app._running and (
-                self._where() != self.seen or _settling(app)):
+        try:
+            again = not lost and self.rounds < MAX_ROUNDS and app.is_running and (
+                self._where() != self.seen or _settling(app))
+        except Exception as error:  # Textual's internals changed under us: fail safe
+            await self._turn_off(error)
+            return
+        if again:
             self._round(app.focused or app.screen, None)
             return
         self.waiting = False
