@@ -229,8 +229,9 @@ class DshApp(KeyGateApp):
         view = main.selected_view
         if view is not None and view.transcript.waiting_since is not None:
             main.update_titles()  # the "waiting for the model… (Ns)" count (set on change)
-        if tree.tick(self.bridge.views):
-            self.gc_pacing.busy(typing=self.bridge.typing())
+        typing = self.bridge.typing()
+        if tree.tick(self.bridge.views, hold=typing):
+            self.gc_pacing.busy(typing=typing)
             return
         if self._spinner is not None:
             self._spinner.pause()

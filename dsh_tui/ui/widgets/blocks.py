@@ -13,13 +13,16 @@ from typing import Any, ClassVar
 
 from textual import events
 from textual.content import Content
+from textual.geometry import Region
 from textual.message import Message
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownBlock, MarkdownFence, MarkdownStream
 
 from ..state.text import format_duration, last_line, one_line, short_id, visible, visible_label
 from ..state.transcript import Item
+from .repaint import called_by_mount
 
 LANE_GLYPH = {"follow-up": "↵", "steer": "⚑", "inject": "✚", "context": "◇", "message": "•"}
 LANE_STYLE = {"follow-up": "$lane-followup", "steer": "$lane-steer", "inject": "$lane-inject",
@@ -37,6 +40,18 @@ paragraph is wrapped whole on every frame that lays it out: 20,000 characters wi
 blank line (one huge delta, a minified file, a 1 MB line) held the event loop ~60 ms
 per frame on the 2-core VM (benchmarks/bench_huge.py); 6,000 keep it a few ms. The
 reply is cut where its first paragraph passes this, with the same note and viewer."""
+
+TAIL_SLACK = 6
+"""Blank lines a streaming reply keeps in reserve below its text (fewer on a small screen). While it streams, the
+reply's height is fixed (its text plus these lines): text that grows within it is drawn
+where the reserve was, and nothing else on screen moves, so the frame repaints the lines
+that changed. Without it, every frame that a streamed reply grew laid out and repainted
+the whole transcript (its scrollbar and every visible line moved up), 20-100 ms on the
+2-core VM: a key typed then, and every other callback of the loop, waited for it
+(benchmarks/bench_keys.py, the soak's lag figures). The height grows by TAIL_SLACK lines at
+a time, and is released (auto) when the reply is complete."""
+RESERVE_EVERY = 0.1
+"""Seconds between two checks of a streaming reply's text height against its reserve."""
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 
@@ -272,6 +287,51 @@ class AssistantBlock(Markdown, TranscriptBlock):
         self._stream: MarkdownStream | None = None
         self.shown_version = item.version
         self.set_class(self.streaming, "-streaming")
+        self.reserved: int | None = None
+        """The fixed height while streaming (text plus TAIL_SLACK); None: auto."""
+        self._reserve_timer: Timer | None = None
+
+    def on_mount(self) -> None:
+        if self.streaming:
+            self._reserve_timer = self.set_interval(RESERVE_EVERY, self._reserve)
+
+    def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False,
+                recompose: bool = False) -> AssistantBlock:
+        """A paragraph mounted into the reply asks for a layout, not a repaint of the reply's
+        own lines (its background and rule), which do not change (`called_by_mount`)."""
+        if layout and repaint and not regions and not recompose and called_by_mount():
+            repaint = False
+        super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
+        return self
+
+    def _reserve(self) -> None:
+        """Grow the fixed height once the text comes within a line of it (see TAIL_SLACK)."""
+        if not self.streaming or not self.is_attached:
+            return
+        size = self.scrollable_content_region.size
+        if not size.width:
+            return
+        needed = self.arrange(size).total_region.bottom
+        if self.reserved is None or needed + 1 > self.reserved:
+            self.reserved = needed + self.slack
+            self.styles.height = self.reserved + self.styles.gutter.height
+
+    @property
+    def slack(self) -> int:
+        """TAIL_SLACK, or a sixth of the pane's height on a small screen (a 20-row terminal
+        keeps two lines in reserve, not half of what it shows)."""
+        pane = self.parent
+        shown = pane.scrollable_content_region.height if isinstance(pane, Widget) else 0
+        return max(1, min(TAIL_SLACK, shown // 6))
+
+    def _release(self) -> None:
+        """The reply is complete: its height is its text's again."""
+        if self._reserve_timer is not None:
+            self._reserve_timer.stop()
+            self._reserve_timer = None
+        if self.reserved is not None:
+            self.reserved = None
+            self.styles.height = None
 
     def get_block_class(self, block_name: str) -> type[MarkdownBlock]:
         if block_name == "fence" and self.streaming:
@@ -325,6 +385,7 @@ class AssistantBlock(Markdown, TranscriptBlock):
             if self.streaming:
                 self.streaming = False
                 self._restyle_self(streaming=False)
+                self._release()
             self._shown = text
             self.call_later(self._complete, text)
 
@@ -385,6 +446,9 @@ class AssistantBlock(Markdown, TranscriptBlock):
                 continue  # a block kind that renders itself differently: left as it is
 
     async def on_unmount(self) -> None:
+        if self._reserve_timer is not None:
+            self._reserve_timer.stop()
+            self._reserve_timer = None
         await self._stop_stream()
 
 

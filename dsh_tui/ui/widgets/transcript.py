@@ -25,6 +25,7 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.geometry import Region, Size
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -40,6 +41,7 @@ from .blocks import (
     TranscriptBlock,
     make_block,
 )
+from .repaint import EdgeTitle, called_by_mount
 
 
 class EmptyHint(Static):
@@ -458,6 +460,33 @@ class Transcript(PaneKeys, VerticalScroll):
         self.anchor(False)
         await self._mount_window(lambda count: (max(0, index - self.CONTEXT),
                                                 min(count, index + self.WINDOW)))
+
+    border_title = EdgeTitle(bottom=False)
+    border_subtitle = EdgeTitle(bottom=True)
+
+    def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False,
+                recompose: bool = False) -> Transcript:
+        """Blocks mounted into the pane ask for a layout, not a repaint of the pane itself:
+        Textual's mount refreshes the parent with both, and the pane's own lines (blank, and
+        its border) would all be drawn again, on every new item of a followed stream."""
+        if layout and repaint and not regions and not recompose and called_by_mount():
+            repaint = False
+        super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
+        return self
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size,
+                      layout: bool = True) -> bool:
+        """A reply that grows changes only the pane's virtual height: take it without
+        Textual's repaint and second layout of the pane (setting `virtual_size` refreshes
+        with layout=True, though this runs inside the layout that measured it, and the
+        pane's own lines are blank). The scrollbar and the scroll position still follow."""
+        if size == self._size and container_size == self._container_size \
+                and virtual_size != self.virtual_size:
+            self._layout_cache.clear()
+            self.set_reactive(Widget.virtual_size, virtual_size)
+            self._scroll_update(virtual_size)
+            return True
+        return super()._size_updated(size, virtual_size, container_size, layout)
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)

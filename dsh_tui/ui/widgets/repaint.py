@@ -1,0 +1,70 @@
+"""Repaints Textual does in whole that the app needs only in part.
+
+Textual repaints a widget's every line when a child is mounted into it (the mount
+refreshes the parent with layout and repaint) and when its border title is set. For a
+pane as tall as the screen, or a streaming reply, those are frames that a typed key, and
+every other callback of the event loop, wait behind (benchmarks/bench_keys.py). The
+layout is still done; only the repaint of lines that did not change is left out.
+"""
+
+from __future__ import annotations
+
+import sys
+from types import CodeType
+
+from rich.text import Text
+from textual.content import Content
+from textual.geometry import Region
+from textual.widget import AwaitMount, Widget
+
+
+def _mount_refresh_code() -> CodeType | None:
+    """The code of Textual's `await_mount` (inside `AwaitMount.__await__`), which refreshes the
+    parent with layout=True (and so a full repaint) once new children are mounted."""
+    for const in AwaitMount.__await__.__code__.co_consts:
+        if isinstance(const, CodeType) and const.co_name == "await_mount":
+            return const
+    return None
+
+
+_MOUNT_REFRESH = _mount_refresh_code()
+
+
+def called_by_mount() -> bool:
+    """The `refresh()` running now was called by Textual's mount (see the module docstring):
+    for a widget whose own lines do not depend on its children, a layout is enough. False
+    on a Textual whose mount is not recognised (its refresh is then left as it is)."""
+    return _MOUNT_REFRESH is not None and sys._getframe(2).f_code is _MOUNT_REFRESH
+
+
+class EdgeTitle:
+    """A border title (or subtitle) that repaints only its own row of the border.
+
+    Textual's `border_title` repaints the whole widget on every assignment: for the
+    transcript pane, every line of its height, each time the title's turn, step or token
+    figures change."""
+
+    def __init__(self, bottom: bool) -> None:
+        self.bottom = bottom
+
+    def __set_name__(self, owner: type[Widget], name: str) -> None:
+        self._internal_name = f"_{name}"
+
+    def __set__(self, obj: Widget, title: Text | Content | str | None) -> None:
+        if isinstance(title, Text):
+            title = Content.from_rich_text(title)
+        if title is None:
+            setattr(obj, self._internal_name, None)
+        else:
+            setattr(obj, self._internal_name, obj.render_str(title).expand_tabs(4).split()[0])
+        width, height = obj.outer_size
+        if not obj.is_mounted or not width or not height:
+            obj.refresh()
+            return
+        offset = obj.content_offset  # refresh() regions are relative to the content area
+        row = height - 1 if self.bottom else 0
+        obj.refresh(Region(-offset.x, row - offset.y, width, 1))
+
+    def __get__(self, obj: Widget | None, objtype: type[Widget] | None = None) -> str | None:
+        title: Content | None = getattr(obj, self._internal_name, None)
+        return None if title is None else title.markup
