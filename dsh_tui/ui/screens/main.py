@@ -45,6 +45,7 @@ from ..state.inbox_rules import (
 from ..state.lanes import lane_of, source_for
 from ..state.search import SearchState
 from ..state.text import visible_label
+from ..state.titles import TranscriptTitle
 from ..state.transcript import token_figures, waiting_seconds
 from ..state.workspace import (
     initial_breakpoints,
@@ -372,28 +373,30 @@ class MainScreen(Screen[None]):
         model = view.transcript
         status = agent.status
         route = f" ({view.route_label})" if self.offers_routes() and view.route_label else ""
-        parts = [f"Transcript · {view.name}"]  # the route is in the tree row and composer
         pause = self._paused(view.id)
         inbox = agent.inbox
+        state: tuple[str, ...] = ()
+        waited = None
         if self.read_only:
-            parts.append("read-only")
+            state = ("read-only",)
         elif pause is not None:
-            parts.append(BreakpointPanel.summary(pause))
+            state = (BreakpointPanel.summary(pause), f"◆ paused · t{pause.turn} s{pause.step}",
+                     "◆ paused")
         elif status == "running":
-            parts.append(f"running · turn {model.turn} step {model.step}")
-            waited = waiting_seconds(model, time.time() * 1000)
-            if waited is not None and waited >= WAITING_SHOWN_AFTER_S:
-                parts.append(f"waiting for the model… ({waited}s) · escape stops")
-        if not self.inbox.display:
+            state = (f"running · turn {model.turn} step {model.step}",
+                     f"running · t{model.turn} s{model.step}", "running")
+            seconds = waiting_seconds(model, time.time() * 1000)
+            if seconds is not None and seconds >= WAITING_SHOWN_AFTER_S:
+                waited = seconds
+        title = TranscriptTitle(
+            name=view.name, state=state, waited=waited,
             # The inbox pane is folded away (narrow screen or a toggle): its counts stay in
             # sight here, and the key that shows it is named.
-            keys = " / ".join(keys_for(self.app, "toggle_inbox"))
-            parts.append(f"inbox ⚑{len(inbox.next_step)} ↵{len(inbox.next_turn)}"
-                         + (f" ({keys})" if keys else ""))
-        figures = token_figures(model)
-        if figures:
-            parts.append(figures)
-        set_title(self.transcript, " · ".join(parts))
+            inbox=None if self.inbox.display else (len(inbox.next_step), len(inbox.next_turn)),
+            inbox_keys=" / ".join(keys_for(self.app, "toggle_inbox")),
+            figures=token_figures(model))
+        # Textual's room for a border title: the pane's width less corners and blanks.
+        set_title(self.transcript, title.fit(self.transcript.outer_size.width - 6))
         set_title(self.inbox, f"Inbox · {view.name} · {len(inbox.next_step)} step · "
                               f"{len(inbox.next_turn)} turn")
         if self.read_only:
