@@ -43,8 +43,14 @@ Figures:
 - `soak.heap_bytes_per_event`: heap bytes (`tracemalloc`) an event still holds
   after its step ended. A soak of its own with tracemalloc on (10 agents, replies
   streamed as fast as the loop goes, since tracemalloc slows every allocation):
-  every agent runs 2 turns (warm-up: imports, Textual's bounded render caches, the
-  event log's chunk ring), then 4 more (1 and 2 with --quick). After each phase
+  every agent runs at least 2 turns (warm-up: imports, Textual's bounded render caches, the
+  event log's chunk ring) and on until the shown transcript has unmounted its first
+  blocks (its window of 30-50 mounted blocks and their rendered lines is full: with a
+  window still filling, those bounded lines counted as ~190 of ~270 bytes an event),
+  at most `WARM_CAP` turns, then 4 more (1 and 2 with --quick) and on to the next turn in
+  which the window unmounts blocks again, so the window is at the same phase of its
+  30-to-50 cycle when the heap is read at both ends (a window refilling from 30 blocks
+  counted 196 bytes an event, one that had just been trimmed 77). After each phase
   every agent is idle, the app has flushed and a full collection ran, so nothing is
   mid-step when the heap is read. The figure is the heap growth over the second
   phase per event it logged. Baseline: the same with chunks kept live. Bar <= 64.
@@ -98,6 +104,9 @@ SAMPLE_EVERY = 2.0
 HISTORY_EVENTS = 100_000
 HEAP_AGENTS = 10
 """Agents of the heap soak: the figure is per event, and tracemalloc makes every one slow."""
+WARM_CAP = 30
+"""The most warm-up turns of the heap soak: it warms up until the shown transcript has
+unmounted its first blocks (its window of mounted blocks is full), at least `warm` turns."""
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
@@ -320,9 +329,17 @@ async def heap_soak(warm: int, turns: int, old: bool) -> dict[str, float]:
                 async with app.run_test(size=SIZE) as pilot:
                     app.main.select_agent(world.handles[0].agent.id)
                     await pilot.pause()
-                    await _turns(world, warm)
+                    transcript = app.main.transcript
+                    warmed = 0
+                    while warmed < warm or (transcript.first == 0 and warmed < WARM_CAP):
+                        await _turns(world, 1)
+                        warmed += 1
                     heap0, events0 = await _settled_heap(world, pilot)
-                    await _turns(world, turns)
+                    pruned = transcript.first
+                    ran = 0  # to the next turn that prunes the window: the same phase again
+                    while ran < turns or (transcript.first == pruned and ran < WARM_CAP):
+                        await _turns(world, 1)
+                        ran += 1
                     heap1, events1 = await _settled_heap(world, pilot)
             finally:
                 await world.close()
@@ -330,7 +347,8 @@ async def heap_soak(warm: int, turns: int, old: bool) -> dict[str, float]:
         tracemalloc.stop()
         Session.compact_chunks = True
     return {"bytes_per_event": (heap1 - heap0) / max(1, events1 - events0),
-            "events": events1 - events0}
+            "events": events1 - events0, "warm_turns": warmed, "turns": ran,
+            "same_phase": pruned > 0 and transcript.first != pruned}
 
 
 # ---- lag while compacted history is read back ----------------------------------------------
