@@ -231,3 +231,36 @@ def test_an_error_line_quoting_outside_text_is_one_safe_line(
     assert cli.main(["view", str(tmp_path / "no\x1b]0;PWN\x07\nsuch")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and planted_in(err.encode()) == []
+
+
+async def test_every_way_into_the_composer_and_the_editor_makes_text_visible() -> None:
+    """Paste, the app clipboard (ctrl+v), `insert` and `replace` all reach the document
+    through `TextArea.edit`, where the one rule runs; undo and redo replay clean text."""
+    from dsh_tui.ui.widgets.composer import SafeTextArea
+
+    ctx, _ = _hostile_world()
+    app = DshApp(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        composer = app.main.composer
+        composer.focus()
+        composer.post_message(events.Paste(f"pasted {HOSTILE}\r\n"))
+        await pilot.pause()
+        app.copy_to_clipboard(f" clip {HOSTILE}")
+        await pilot.press("ctrl+v")
+        composer.insert(f" inserted {HOSTILE}")
+        composer.replace(f"replaced {HOSTILE}", (0, 0), (0, 6))
+        await pilot.pause()
+        text = composer.text
+        for part in ("replaced", "clip", "inserted"):
+            assert part in text
+        assert "\r" not in text and unsafe_in(text) == []
+        composer.undo()
+        composer.undo()
+        composer.redo()
+        await pilot.pause()
+        assert unsafe_in(composer.text) == []
+        editor = SafeTextArea(f"loaded {HOSTILE}")
+        assert unsafe_in(editor.text) == []
+        editor.load_text(f"reloaded {HOSTILE}")
+        assert "reloaded" in editor.text and unsafe_in(editor.text) == []
+    await ctx.scope.dispose()

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.widgets import TextArea
-from textual.widgets.text_area import EditResult, Location
+from textual.widgets.text_area import Edit, EditResult
 
 from ..panekeys import run_bound_key
 from ..state.text import visible_input
@@ -40,9 +40,16 @@ class SafeTextArea(TextArea):
     def __init__(self, text: str = "", **kwargs: Any) -> None:
         super().__init__(visible_input(text), **kwargs)
 
-    def _replace_via_keyboard(self, insert: str, start: Location,
-                              end: Location) -> EditResult | None:
-        return super()._replace_via_keyboard(visible_input(insert), start, end)
+    def edit(self, edit: Edit) -> EditResult:
+        """Every change to the document passes here (Textual's public `TextArea.edit`):
+        typing, a bracketed paste, the app clipboard (`action_paste`), `insert`,
+        `replace`. So the text is made visible once, at this one door, and the undo
+        history records the clean text; undo and redo replay recorded edits only."""
+        clean = visible_input(edit.text)
+        if clean != edit.text:
+            edit = Edit(clean, edit.from_location, edit.to_location,
+                        edit.maintain_selection_offset)
+        return super().edit(edit)
 
     def load_text(self, text: str) -> None:
         super().load_text(visible_input(text))
@@ -71,11 +78,6 @@ class Composer(SafeTextArea):
            "turn) · ctrl+s: steer (delivered at the next step) · ctrl+t (alt+t in a " \
            "browser): inject context (next step, does not wake the agent) · ctrl+j: newline."
 
-    DEFAULT_CSS = """
-    Composer { height: auto; min-height: 3; max-height: 10; border: round $primary 40%; padding: 0 1; }
-    Composer:focus { border: round $primary; }
-    """
-
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus",
                          highlight_cursor_line=False, **kwargs)
@@ -89,7 +91,7 @@ class Composer(SafeTextArea):
         """What the screen does not offer (`view` is read-only), the composer does not either."""
         return self.screen.check_action(action, parameters)
 
-    async def _on_key(self, event: events.Key) -> None:
+    async def on_key(self, event: events.Key) -> None:
         """Run a bound key here, in the order keys arrived, not after the rest of the read.
 
         Textual checks non-priority bindings only when a key has bubbled back up to the
@@ -97,10 +99,11 @@ class Composer(SafeTextArea):
         are inserted here at once; so `msgONE⏎msgTWO⏎` in one read became one message
         `msgONEmsgTWO`, and `one ctrl+j two` put the newline last. Every key that is bound
         (after the config's `[keys]`; priority bindings already ran at the app) is run
-        right here instead, and stops, so the app does not run it a second time."""
-        if event.key != event.character and await run_bound_key(self, event):
-            return
-        await super()._on_key(event)
+        right here instead, and stopped with `prevent_default()`, so neither TextArea's
+        own key handler (which Textual calls after this one, subclass first) nor the app
+        runs it a second time. An unbound key goes on to TextArea's handler untouched."""
+        if event.key != event.character:
+            await run_bound_key(self, event)
 
     def action_delete_word(self) -> None:
         self.action_delete_word_left()
@@ -108,7 +111,7 @@ class Composer(SafeTextArea):
     def action_newline(self) -> None:
         if not self.read_only:
             start, end = self.selection
-            self._replace_via_keyboard("\n", start, end)
+            self.replace("\n", start, end, maintain_selection_offset=False)
 
     # -- history -------------------------------------------------------------------------------
 
