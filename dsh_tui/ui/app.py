@@ -43,15 +43,27 @@ from .strips import install as install_strip_fix
 from .themes import VARIABLE_DEFAULTS, load_themes
 
 QUIT_NEVER = 1e9
+UI_DIR = Path(__file__).parent
+WIDGET_CSS = ("save_state", "agent_tree", "transcript", "blocks", "inbox", "search_bar",
+              "breakpoint_panel", "composer", "event_log", "key_bar")
+"""widgets/NAME.tcss in mount order, a pane before what it holds: where two rules are
+equally specific the later file wins, as the DEFAULT_CSS of the widget mounted later did
+(a streaming AssistantBlock keeps its own border over the Transcript's search-hit one)."""
 
 
 class DshApp(KeyGateApp):
     """`DshApp(ctx, config=None)`: a Context and optional UI settings, nothing else."""
 
     TITLE = "dsh-tui"
-    CSS_PATH = Path(__file__).with_name("app.tcss")
-    """Absolute: Textual reads a relative CSS_PATH next to the module of the class, and
-    tests and benchmarks subclass the app in their own folders."""
+    CSS_PATH = [*(UI_DIR / "widgets" / f"{name}.tcss" for name in WIDGET_CSS),  # noqa: RUF012
+                UI_DIR / "app.tcss", MainScreen.CSS_PATH]
+    """Every widget's stylesheet, then the app's, then the main screen's: of two rules
+    equally specific the later file's wins, as the app's always won over a widget's
+    default CSS. Absolute: Textual reads a relative CSS_PATH next to the module of the
+    class, and tests and benchmarks subclass the app in their own folders. The main
+    screen's is here because Textual 8.2 loads a screen's own CSS_PATH only when it is
+    pushed or installed as a mode, never for the screen `get_default_screen` returns;
+    dialogs load theirs (screens/NAME.tcss) through their own CSS_PATH when first opened."""
     COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {DshCommands}
     ENABLE_COMMAND_PALETTE = True
 

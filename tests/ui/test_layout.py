@@ -155,3 +155,29 @@ async def test_the_key_bar_drops_what_does_not_fit_whole_and_says_so() -> None:
         await settle(pilot)
         line, _keys = bar()
         assert "…" not in line and "f2 Events" in line and "f1 Help" in line, line
+
+
+def test_every_stylesheet_under_ui_is_loaded_by_the_app_or_its_screen() -> None:
+    """A .tcss file nothing names would be ignored without a word: each widget's is in the
+    app's CSS_PATH (WIDGET_CSS), each dialog's in its screen's CSS_PATH, and the main
+    screen's in both (Textual does not load a default screen's own CSS_PATH)."""
+    import importlib
+    import pkgutil
+    from pathlib import Path
+
+    from textual.screen import Screen
+
+    import dsh_tui.ui as ui
+    from dsh_tui.ui.app import DshApp
+    from dsh_tui.ui.screens.main import MainScreen
+
+    root = Path(ui.__file__).parent
+    by_app = {Path(path) for path in DshApp.CSS_PATH}
+    by_screens: set[Path] = set()
+    for module in pkgutil.iter_modules([str(root / "screens")]):
+        for value in vars(importlib.import_module(f"dsh_tui.ui.screens.{module.name}")).values():
+            if isinstance(value, type) and issubclass(value, Screen) and value.CSS_PATH:
+                by_screens.add(Path(value.CSS_PATH))
+    assert set(root.rglob("*.tcss")) == by_app | by_screens
+    assert Path(MainScreen.CSS_PATH) in by_app
+    assert all(path.is_file() for path in by_app | by_screens)

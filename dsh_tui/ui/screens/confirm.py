@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -20,16 +21,7 @@ class ConfirmScreen(ModalScreen[bool]):
         Binding("n,escape", "answer(False)", "No"),
     ]
 
-    DEFAULT_CSS = """
-    ConfirmScreen { align: center middle; }
-    ConfirmScreen > Vertical { width: 64; max-width: 100%; height: auto; max-height: 100%; border: thick $warning; background: $surface; padding: 1 2; }
-    ConfirmScreen #question { margin-bottom: 1; }
-    ConfirmScreen #detail { color: $text-muted; margin-bottom: 1; }
-    ConfirmScreen Horizontal { height: auto; align-horizontal: right; }
-    ConfirmScreen Button { margin-left: 2; }
-    ConfirmScreen.-narrow > Vertical { padding: 0 1; }
-    ConfirmScreen.-narrow Button { margin-left: 1; }
-    """
+    CSS_PATH = Path(__file__).with_name("confirm.tcss")
 
     def __init__(self, question: str, detail: str = "", yes: str = "Yes") -> None:
         super().__init__()

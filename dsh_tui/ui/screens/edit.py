@@ -8,6 +8,7 @@ it as a new follow-up or steer instead of saving into an item that is gone.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, ClassVar
 
 from textual.app import ComposeResult
@@ -34,26 +35,7 @@ class EditScreen(ModalScreen[str | None]):
         Binding("escape", "cancel", "Cancel", id="edit_cancel"),
     ]
 
-    DEFAULT_CSS = """
-    EditScreen { align: center middle; }
-    EditScreen > Vertical { width: 80%; max-width: 110; height: auto; max-height: 90%; border: thick $primary; background: $surface; padding: 0 1; }
-    EditScreen.-narrow > Vertical { width: 100%; max-height: 100%; }
-    EditScreen.-short > Vertical { max-height: 100%; }
-    EditScreen #edit-title { padding: 0 0 1 0; }
-    EditScreen.-short #edit-title { padding: 0; }
-    EditScreen #edit-text { height: 12; }
-    EditScreen.-short #edit-text { height: 8; }
-    EditScreen #claimed { display: none; color: $warning; text-style: bold; padding: 1 0 0 0; }
-    EditScreen.-claimed #claimed { display: block; }
-    EditScreen.-claimed > Vertical { border: thick $warning; }
-    EditScreen #edit-buttons { height: auto; padding-top: 1; }
-    EditScreen #edit-keys { width: 1fr; height: 3; content-align: left middle; color: $text-muted; }
-    EditScreen.-narrow.-claimed #edit-keys { display: none; }
-    EditScreen Button { margin-left: 1; width: auto; min-width: 8; }
-    EditScreen #send-followup, EditScreen #send-steer { display: none; }
-    EditScreen.-claimed #send-followup, EditScreen.-claimed #send-steer { display: block; }
-    EditScreen.-claimed #save { display: none; }
-    """
+    CSS_PATH = Path(__file__).with_name("edit.tcss")
 
     claimed = var(False, toggle_class="-claimed")
     """The agent took the item: the dialog offers to send the text as new (the `-claimed`

@@ -6,6 +6,7 @@ without freezing the app; the text passes the same sanitising rule as everything
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -25,10 +26,11 @@ class FullTextScreen(ModalScreen[None]):
         Binding("escape", "close", "Close", id="full_text_close"),
     ]
 
+    CSS_PATH = Path(__file__).with_name("full_text.tcss")
+
+    # The border rule stays in default CSS: TextArea's own `:focus` border must keep winning
+    # (the text is focused whenever the dialog is open), as it did; a .tcss rule would hide it.
     DEFAULT_CSS = """
-    FullTextScreen { align: center middle; }
-    FullTextScreen > Vertical { width: 95%; height: 90%; border: thick $primary; background: $surface; }
-    FullTextScreen #full-text-title { height: 1; padding: 0 1; }
     FullTextScreen TextArea { height: 1fr; border: none; }
     """
 

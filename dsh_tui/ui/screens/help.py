@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.style import Style
@@ -104,12 +105,7 @@ def legend(app: Any) -> Content:
 class HelpScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,f1,q", "close", "Close", id="help_close")]
 
-    DEFAULT_CSS = """
-    HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 90%; max-width: 130; height: 90%; border: thick $primary; background: $surface; padding: 0 1; }
-    HelpScreen.-narrow > VerticalScroll, HelpScreen.-short > VerticalScroll { width: 100%; height: 100%; }
-    HelpScreen #help-title { text-style: bold; padding: 0 0 1 0; }
-    """
+    CSS_PATH = Path(__file__).with_name("help.tcss")
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():

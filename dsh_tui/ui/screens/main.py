@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from textual import events, getters, work
@@ -108,7 +109,8 @@ class CenterColumn(Vertical):
 class MainScreen(Screen[None]):
     """The app's default screen: the panes over the selected agent, and their actions."""
 
-    CSS_PATH = "main.tcss"
+    CSS_PATH = Path(__file__).with_name("main.tcss")
+    """Also in DshApp.CSS_PATH: Textual does not load a default screen's own CSS_PATH."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel_keep_inbox", "Stop", id="cancel_keep_inbox",

@@ -7,6 +7,7 @@ runs become one space); wherever it is shown it passes through `visible_label`.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -28,12 +29,7 @@ class NameScreen(ModalScreen[str | None]):
         Binding("escape", "cancel", "Cancel", id="name_cancel"),
     ]
 
-    DEFAULT_CSS = """
-    NameScreen { align: center middle; }
-    NameScreen > Vertical { width: 64; max-width: 100%; height: auto; border: thick $primary; background: $surface; padding: 0 1; }
-    NameScreen #name-title { padding: 0 0 1 0; }
-    NameScreen #name-keys { color: $text-muted; }
-    """
+    CSS_PATH = Path(__file__).with_name("name.tcss")
 
     def __init__(self, question: str, suggested: str) -> None:
         super().__init__()

@@ -9,6 +9,7 @@ its requests fail with the adapter's one-line "no key" error, as they would anyw
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -30,12 +31,12 @@ class RouteScreen(ModalScreen[str | None]):
         Binding("escape", "cancel", "Cancel", id="route_cancel"),
     ]
 
+    CSS_PATH = Path(__file__).with_name("route.tcss")
+
+    # Stays in default CSS: OptionList's own `:focus` border must keep winning (the list is
+    # focused while the dialog is open), as it did; a .tcss rule would hide it.
     DEFAULT_CSS = """
-    RouteScreen { align: center middle; }
-    RouteScreen > Vertical { width: 76; max-width: 100%; height: auto; max-height: 100%; border: thick $primary; background: $surface; padding: 0 1; }
-    RouteScreen #route-title { padding: 0 0 1 0; }
     RouteScreen OptionList { height: auto; max-height: 12; border: none; padding: 0; }
-    RouteScreen #route-keys { color: $text-muted; padding: 1 0 0 0; }
     """
 
     def __init__(self, question: str, routes: Sequence[Route], current: str | None,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import events
@@ -93,14 +94,7 @@ class SessionsScreen(ModalScreen["Chosen | None"]):
         Binding("ctrl+e", "row('export')", "Export", id="sessions_export"),
     ]
 
-    DEFAULT_CSS = """
-    SessionsScreen { align: center middle; }
-    SessionsScreen > Vertical { width: 100%; max-width: 130; height: 100%; max-height: 44; border: thick $primary; background: $surface; padding: 0 1; }
-    SessionsScreen #sessions-title { height: auto; }
-    SessionsScreen #sessions-filter { height: 1; color: $text-muted; }
-    SessionsScreen #sessions-note { height: auto; color: $text-warning; }
-    SessionsScreen OptionList { height: 1fr; text-wrap: nowrap; text-overflow: ellipsis; }
-    """
+    CSS_PATH = Path(__file__).with_name("sessions.tcss")
 
     def __init__(self, catalog: list[WorkspaceEntry], live: set[str] | None = None, *,
                  picker: bool = False, note: str = "",

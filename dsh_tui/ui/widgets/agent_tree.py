@@ -34,6 +34,13 @@ running agent, and with 20 agents streaming that was a third of the app's frame 
 class AgentTree(PaneKeys, Tree[str]):
     """A Tree whose node data is the agent id."""
 
+    # Stays here, in the widget's default CSS, where Tree's own `:focus` and `:light` guide
+    # colours (more specific) still win, as they always did; from a .tcss file (which outranks
+    # every default rule) it would recolour the guides of a focused tree and the light theme.
+    DEFAULT_CSS = """
+    AgentTree > .tree--guides, AgentTree > .tree--guides-hover { color: $foreground 35%; }
+    """
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+k", "screen.spawn_child", "Spawn child", id="spawn_child",
                 tooltip="Create an agent owned by the selected one"),
@@ -47,11 +54,6 @@ class AgentTree(PaneKeys, Tree[str]):
     HELP = "Agents and the sub-agents they own. The highlighted agent is the one the " \
            "transcript, inbox and composer talk to; enter puts you in the composer. Typing " \
            "here types into the composer: no letter is a tree command."
-
-    DEFAULT_CSS = """
-    AgentTree { padding: 0 0; }
-    AgentTree > .tree--guides, AgentTree > .tree--guides-hover { color: $foreground 35%; }
-    """
 
     _moving = False  # the app is moving the cursor itself (the watcher runs during __init__)
 

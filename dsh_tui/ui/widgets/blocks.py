@@ -139,14 +139,6 @@ class ExpandableBlock(TranscriptBlock):
 class Separator(Widget, TranscriptBlock):
     """`── turn 3 ──`, `── turn 3 · completed · 4.1s ──`, or a dim `· step 2`."""
 
-    DEFAULT_CSS = """
-    Separator { height: 1; color: $text-muted; margin: 0 0; }
-    Separator.-turn { color: $primary; margin-top: 1; }
-    Separator.-end { color: $text-muted; margin-top: 1; }
-    Separator.-warning { color: $warning; }
-    Separator.-error { color: $error; text-style: bold; }
-    """
-
     def __init__(self, item: Item) -> None:
         super().__init__()
         self.item_index = item.index
@@ -199,13 +191,6 @@ class StaticBlock(Static, TranscriptBlock):
 class UserBlock(StaticBlock):
     """A user-role message with its lane and source badges and its short id."""
 
-    DEFAULT_CSS = """
-    UserBlock { padding: 0 1; margin: 1 0 0 0; background: $boost; border-left: outer $lane-followup; }
-    UserBlock.-steer { border-left: outer $lane-steer; }
-    UserBlock.-inject { border-left: outer $lane-inject; }
-    UserBlock.-context { border-left: outer $lane-context; }
-    """
-
     def show_item(self, item: Item) -> None:
         self._take(item, item.lane)
         head = Content.assemble(
@@ -219,12 +204,6 @@ class ReasoningBlock(Static, ExpandableBlock):
     """Reasoning, collapsed by default; while it streams it shows its latest line.
 
     Click it (or press ctrl+r in the transcript) to expand or collapse.
-    """
-
-    DEFAULT_CSS = """
-    ReasoningBlock { padding: 0 1; color: $text-muted; text-style: italic; margin-top: 1; }
-    ReasoningBlock.-streaming { color: $text-secondary; }
-    ReasoningBlock.-collapsed { text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     def __init__(self, item: Item, expanded: bool = False) -> None:
@@ -269,12 +248,6 @@ class PlainFence(MarkdownFence):
 
 class AssistantBlock(Markdown, TranscriptBlock):
     """The assistant's text as Markdown, streamed through Textual's `MarkdownStream`."""
-
-    DEFAULT_CSS = """
-    AssistantBlock { padding: 0 1 0 1; margin-top: 1; border-left: outer $primary 40%; layout: stream; }
-    AssistantBlock.-streaming { border-left: outer $primary; }
-    AssistantBlock > MarkdownParagraph { margin: 0 0 1 0; }
-    """
 
     def __init__(self, item: Item) -> None:
         self.item_index = item.index
@@ -455,12 +428,6 @@ class AssistantBlock(Markdown, TranscriptBlock):
 class ToolBlock(Static, ExpandableBlock):
     """A tool call: name, arguments, how long it ran, and its result (click to expand)."""
 
-    DEFAULT_CSS = """
-    ToolBlock { padding: 0 1; margin-top: 1; border-left: outer $secondary 60%; }
-    ToolBlock.-error { border-left: outer $error; }
-    ToolBlock.-running { border-left: outer $warning; }
-    """
-
     def __init__(self, item: Item) -> None:
         super().__init__()
         self.item_index = item.index
@@ -528,12 +495,6 @@ def _pretty(arguments: str) -> str:
 class NoticeBlock(StaticBlock):
     """A note between items: a failed attempt, an interrupted reply, an unknown event."""
 
-    DEFAULT_CSS = """
-    NoticeBlock { padding: 0 1; color: $text-muted; }
-    NoticeBlock.-warning { color: $warning; }
-    NoticeBlock.-error { color: $error; }
-    """
-
     def show_item(self, item: Item) -> None:
         self._take(item, item.level)
         prefix = "! " if item.level in ("warning", "error") else "· "
@@ -559,11 +520,6 @@ def make_block(item: Item) -> Widget:
 class NewerMarker(Static):
     """`▼ 1,234 later items — scroll down or click to load · end jumps to the latest`."""
 
-    DEFAULT_CSS = """
-    NewerMarker { color: $text-muted; text-align: center; width: 1fr; padding: 0 1; }
-    NewerMarker:hover { color: $accent; }
-    """
-
     shown: int | None = None
 
     def set_count(self, count: int) -> None:
@@ -576,11 +532,6 @@ class NewerMarker(Static):
 
 class OlderMarker(Static):
     """`▲ 1,234 earlier items — scroll up or click to load`."""
-
-    DEFAULT_CSS = """
-    OlderMarker { color: $text-muted; text-align: center; width: 1fr; padding: 0 1; }
-    OlderMarker:hover { color: $accent; }
-    """
 
     count: ClassVar[int] = 0
 

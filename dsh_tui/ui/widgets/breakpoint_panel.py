@@ -57,19 +57,6 @@ class BatchList(OptionList):
 class BreakpointPanel(Vertical):
     """Shows one `Pause` (or nothing). Decisions and edits are posted as messages."""
 
-    DEFAULT_CSS = """
-    BreakpointPanel { display: none; height: auto; max-height: 60%; border: round $error;
-                      border-title-color: $error; border-title-style: bold; padding: 0 1;
-                      background: $surface; }
-    BreakpointPanel.-open { display: block; }
-    BreakpointPanel:focus-within { border: heavy $error; }
-    BreakpointPanel #bp-where { height: auto; }
-    BreakpointPanel #bp-batch { height: auto; max-height: 10; padding: 0; border: none; }
-    BreakpointPanel { border-subtitle-color: $text-muted; }
-    BreakpointPanel #bp-buttons { height: auto; }
-    BreakpointPanel Button { margin-right: 1; min-width: 10; }
-    """
-
     is_open = var(False, toggle_class="-open")
     """A pause is shown (the `-open` class follows it)."""
 

@@ -72,6 +72,12 @@ def format_entry(entry: LogEntry, *, with_agent: bool) -> str:
 class EventLog(Vertical):
     """Filter row + log. Hidden until f2."""
 
+    # Stays in default CSS: Checkbox's own `:focus` border must keep winning, as it did; a
+    # .tcss rule would hide it.
+    DEFAULT_CSS = """
+    EventLog Checkbox { border: none; height: 1; padding: 0 1; width: auto; }
+    """
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+a", "toggle_scope", "All agents", id="event_log_scope",
                 tooltip="Toggle the event log between the selected agent and all"),
@@ -79,15 +85,6 @@ class EventLog(Vertical):
 
     shown = var(False, toggle_class="-visible")
     """Shown under the panes (f2; the `-visible` class follows it)."""
-
-    DEFAULT_CSS = """
-    EventLog { height: 40%; border-top: solid $primary; display: none; }
-    EventLog.-visible { display: block; }
-    EventLog > Horizontal { height: auto; }
-    EventLog Input, EventLog Input:focus { width: 1fr; border: none; height: 1; padding: 0 1; background: $boost; }
-    EventLog Checkbox { border: none; height: 1; padding: 0 1; width: auto; }
-    EventLog Log { height: 1fr; }
-    """
 
     def __init__(self, bridge: Bridge, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -106,13 +106,6 @@ class InboxView(PaneKeys, OptionList):
            "step boundary of a running turn; NEXT TURN holds follow-ups, one per turn. " \
            "Typing here types into the composer: no letter is an inbox command."
 
-    DEFAULT_CSS = """
-    InboxView { height: 1fr; padding: 0 1; }
-    InboxView > .option-list--option-disabled { color: $foreground; }
-    InboxView > .option-list--option-highlighted { color: $foreground; background: $primary 12%; text-style: none; }
-    InboxView:focus > .option-list--option-highlighted { color: $foreground; background: $primary 28%; text-style: none; }
-    """
-
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.view: AgentView | None = None

@@ -27,10 +27,6 @@ def key_width(key: FooterKey) -> int:
 class KeyBar(Footer):
     """A footer that drops the keys that do not fit whole and says so (see the module)."""
 
-    DEFAULT_CSS = """
-    KeyBar FooterLabel.-more { margin: 0; color: $footer-key-foreground; text-style: bold; }
-    """
-
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self._fitted_to = 0

@@ -18,11 +18,6 @@ POLL_SECONDS = 0.5
 
 
 class SaveState(Static):
-    DEFAULT_CSS = """
-    SaveState { dock: top; height: 1; display: none; background: $warning; color: $text;
-                text-style: bold; padding: 0 1; }
-    SaveState.-failing { display: block; }
-    """
 
     failing = var(False, toggle_class="-failing")
     """Saving fails: the bar shows (the `-failing` class follows it)."""

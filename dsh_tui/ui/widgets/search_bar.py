@@ -34,16 +34,6 @@ class SearchInput(Input):
 
 
 class SearchBar(Horizontal):
-    DEFAULT_CSS = """
-    SearchBar { height: 3; display: none; border: round $accent; padding: 0 1; }
-    SearchBar.-visible { display: block; }
-    SearchBar > SearchInput, SearchBar > SearchInput:focus {
-        width: 1fr; border: none; height: 1; padding: 0; background: transparent;
-    }
-    SearchBar > #search-status { width: auto; min-width: 16; color: $text-muted;
-                                 text-align: right; }
-    SearchBar.-no-match > #search-status { color: $warning; }
-    """
 
     is_open = var(False, toggle_class="-visible")
     """Shown under the transcript (the `-visible` class follows it)."""

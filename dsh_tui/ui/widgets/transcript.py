@@ -45,9 +45,7 @@ from .repaint import EdgeTitle, called_by_mount
 
 
 class EmptyHint(Static):
-    DEFAULT_CSS = """
-    EmptyHint { color: $text-muted; padding: 1 2; }
-    """
+    """What an empty transcript says instead: how to send the first message."""
 
 
 def empty_hint(view: AgentView, steer: str = "ctrl+s", inject: str = "ctrl+t") -> str:
@@ -89,13 +87,6 @@ class Transcript(PaneKeys, VerticalScroll):
     in; a farther one re-centres the window on it."""
     CONTEXT = 5
     """Items mounted before a revealed match, when the window is re-centred on it."""
-
-    DEFAULT_CSS = """
-    Transcript { padding: 0 1; }
-    Transcript > AssistantBlock, Transcript > UserBlock, Transcript > ReasoningBlock,
-    Transcript > ToolBlock, Transcript > NoticeBlock { max-width: 104; }
-    Transcript .-search-hit { border-left: thick $accent; }
-    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "toggle_reasoning", "Reasoning", id="toggle_reasoning",
