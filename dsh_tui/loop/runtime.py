@@ -66,12 +66,7 @@ class LoopFactory:
         agent_options = options.agent_options or AgentOptions()
         session = runtime.ctx.sessions.prepare(options.session_id, seed=options.seed,
                                                meta=_meta(options.meta))
-        prepared = prepare_agent(root_ctx=runtime.ctx, owner_ctx=owner_ctx,
-                                 ownership=runtime.ownership, session=session,
-                                 options=agent_options,
-                                 build=lambda s: runtime.build(s, agent_options),
-                                 caller_signal=options.signal)
-        return await setup_and_publish(prepared, options.setup, "startup")
+        return await self._publish(session, agent_options, owner_ctx, options, "startup")
 
     async def resume(self, options: ResumeAgentOptions, owner_ctx: Context) -> AgentHandleImpl:
         runtime = self.runtime
@@ -100,12 +95,21 @@ class LoopFactory:
         # rather than failing its next turn with "no provider/model".
         agent_options = options.agent_options or _options_from_log(session, runtime.routes) \
             or runtime.default_options or AgentOptions()
+        return await self._publish(session, agent_options, owner_ctx, options, "resume")
+
+    async def _publish(self, session: Any, agent_options: AgentOptions, owner_ctx: Context,
+                       options: CreateAgentOptions | ResumeAgentOptions,
+                       source: str) -> AgentHandleImpl:
+        """The tail `create` and `resume` share (§4.4 steps 2-8): build a LoopAgent on
+        `session` through the lifecycle, run the caller's setup, publish with `source`
+        (`agent/session-start`)."""
+        runtime = self.runtime
         prepared = prepare_agent(root_ctx=runtime.ctx, owner_ctx=owner_ctx,
                                  ownership=runtime.ownership, session=session,
                                  options=agent_options,
                                  build=lambda s: runtime.build(s, agent_options),
                                  caller_signal=options.signal)
-        return await setup_and_publish(prepared, options.setup, "resume")
+        return await setup_and_publish(prepared, options.setup, source)
 
 
 def _meta(meta: Mapping[str, Any] | None) -> dict[str, Any] | None:
