@@ -516,3 +516,24 @@ def test_gc_pacing_waits_while_the_person_types() -> None:
     finally:
         pacing.release()
         assert gc.get_freeze_count() == 0
+
+
+def test_a_long_result_line_is_never_cut_silently() -> None:
+    """A collapsed tool call shows at most 200 characters of a result line; a longer one
+    ends in `…` and the block says it expands (it was cut mid-word with no sign)."""
+    from dsh_tui.ui.widgets.blocks import RESULT_PREVIEW_WIDTH, ToolBlock
+
+    model = TranscriptModel()
+    long_line = "word " * 100
+    model.apply_all([
+        ev(0, "turn/start", {"turn": 1}),
+        ev(1, "step/start", {"turn": 1, "step": 1}),
+        ev(2, "tool/call", {"callId": "c1", "name": "read", "arguments": "{}"}),
+        ev(3, "tool/result", {"callId": "c1", "content": [{"type": "text", "text": long_line}],
+                              "isError": False}),
+    ])
+    tool = next(i for i in model.items if i.kind == "tool")
+    assert tool.result == long_line
+    shown = str(ToolBlock(tool).render())
+    assert long_line[: RESULT_PREVIEW_WIDTH - 1] + "…" in shown
+    assert "(click to expand)" in shown

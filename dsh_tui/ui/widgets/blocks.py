@@ -28,6 +28,9 @@ LANE_GLYPH = {"follow-up": "↵", "steer": "⚑", "inject": "✚", "context": "�
 LANE_STYLE = {"follow-up": "$lane-followup", "steer": "$lane-steer", "inject": "$lane-inject",
               "context": "$lane-context", "message": "$foreground"}
 RESULT_PREVIEW_LINES = 4
+RESULT_PREVIEW_WIDTH = 200
+"""Characters of one result line a collapsed tool call shows; a longer line ends in `…`
+(never cut silently: expanding the block shows it whole)."""
 FULL_TEXT_LIMIT = 20_000
 MARKDOWN_LIMIT = 20_000
 """Characters of one assistant block rendered as Markdown. Parsing and laying out a 5 MB
@@ -467,12 +470,19 @@ class ToolBlock(Static, ExpandableBlock):
         lines = [head, Content.styled(_one_line_args(arguments), "$text-muted")]
         if item.result:
             preview = item.result.splitlines()[:RESULT_PREVIEW_LINES]
-            lines += [Content(visible(line[:200])) for line in preview]
+            cut = any(len(line) > RESULT_PREVIEW_WIDTH for line in preview)
+            lines += [Content(visible(_preview_line(line))) for line in preview]
             extra = item.result.count("\n") + 1 - len(preview)
             if extra > 0:
                 lines.append(Content.styled(f"… {extra} more line{'s' if extra != 1 else ''} "
                                             "(click to expand)", "$text-muted"))
+            elif cut:
+                lines.append(Content.styled("… (click to expand)", "$text-muted"))
         self.update(marked(Content("\n").join(lines), self.search))
+
+
+def _preview_line(line: str) -> str:
+    return line if len(line) <= RESULT_PREVIEW_WIDTH else line[: RESULT_PREVIEW_WIDTH - 1] + "…"
 
 
 def _one_line_args(arguments: str, limit: int = 160) -> str:
