@@ -9,17 +9,35 @@ a way to see it. The palette key stays docked at the right, as in Textual's foot
 
 from __future__ import annotations
 
+from typing import Protocol, cast
+
 from textual.app import ComposeResult
 from textual.events import Resize
 from textual.widget import Widget
-from textual.widgets import Footer
-from textual.widgets._footer import FooterKey, FooterLabel
+from textual.widgets import Footer, Label
 
 HELP_ACTIONS = frozenset({"help", "app.help"})
 
 
-def key_width(key: FooterKey) -> int:
+class FooterKeyLike(Protocol):
+    """What the bar reads of a key Textual's footer composes. Textual 8.2 exports no public
+    name for that widget class (`FooterKey` lives in the private `textual.widgets._footer`),
+    so the bar recognises one by these public attributes instead of importing it."""
+
+    key_display: str
+    description: str
+    action: str
+
+
+def is_key(widget: Widget) -> bool:
+    """A footer key: the widgets `Footer.compose` yields that carry a binding."""
+    return all(isinstance(getattr(widget, name, None), str)
+               for name in ("key_display", "description", "action"))
+
+
+def key_width(widget: Widget) -> int:
     """Cells a key takes in the (non-compact) footer: " key " then "description "."""
+    key = cast(FooterKeyLike, widget)
     width = len(key.key_display) + 2
     return width + len(key.description) + 1 if key.description else width
 
@@ -35,14 +53,13 @@ class KeyBar(Footer):
         shown: list[Widget] = list(super().compose())
         width = self.size.width
         self._fitted_to = width
-        keys = [w for w in shown if isinstance(w, FooterKey)
-                and not w.has_class("-command-palette")]
+        keys = [w for w in shown if is_key(w) and not w.has_class("-command-palette")]
         docked = [w for w in shown if w not in keys]
-        room = width - sum(key_width(w) + 3 for w in docked if isinstance(w, FooterKey))
+        room = width - sum(key_width(w) + 3 for w in docked if is_key(w))
         if width <= 0 or sum(key_width(k) for k in keys) <= room:
             yield from shown
             return
-        helper = next((k for k in keys if k.action in HELP_ACTIONS), None)
+        helper = next((k for k in keys if cast(FooterKeyLike, k).action in HELP_ACTIONS), None)
         room -= 2 + (key_width(helper) if helper is not None else 0)  # "… " and the help key
         used = 0
         for key in keys:
@@ -52,7 +69,7 @@ class KeyBar(Footer):
             if used > room:
                 break
             yield key
-        yield FooterLabel("…", classes="-more")
+        yield Label("…", classes="-more")
         if helper is not None:
             yield helper
         yield from docked
