@@ -18,17 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from ..session import SessionEvent
-from .errors import SessionLogError
-from .header import looks_like_header, viewer_header
+from .header import viewer_header
 from .reader import events_of_lines, read_session_log
-from .scan import parse_line
+from .tail import header_line
 
 PAGE_BYTES = 1024 * 1024
 """Bytes per page (about 7,000 events of a typical log)."""
 MAX_PAGES = 4
 """Pages the window holds at most: what a view keeps of a huge log in memory."""
 
-_HEADER_LIMIT = 1024 * 1024
 _ZSTD = b"\x28\xb5\x2f\xfd"
 
 
@@ -159,16 +157,7 @@ def open_pages(path: str | os.PathLike[str], page_bytes: int = PAGE_BYTES
         if size <= page_bytes or magic == _ZSTD:
             header, events = read_session_log(file)
             return header, events, None
-        handle.seek(0)
-        head = handle.readline(_HEADER_LIMIT)
-        if not head.endswith(b"\n"):
-            raise SessionLogError(f"{file}: empty or header-less session log")
-        try:
-            first = parse_line(head[:-1])
-        except (ValueError, RecursionError):
-            first = None
-        if not looks_like_header(first):
-            raise SessionLogError(f"{file}: not a session log (line 1 is not a session header)")
+        head, first = header_line(handle, file)
     body = len(head)
     start = max(body, size - page_bytes)
     with file.open("rb") as handle:

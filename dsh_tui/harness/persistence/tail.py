@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..session import SessionEvent
 from .errors import SessionLogError
@@ -27,6 +27,24 @@ TAIL_BYTES = 4 * 1024 * 1024
 _HEADER_LIMIT = 1024 * 1024
 
 
+def header_line(handle: BinaryIO, file: Path) -> tuple[bytes, Any]:
+    """(line 1 of a plain log with its newline, that line parsed), checked to be a session
+    header. A big log is opened by its end (`read_session_tail`, `open_pages`); this is the
+    one line of its start either reads, so a file that is no session log is refused
+    before any page is."""
+    handle.seek(0)
+    head = handle.readline(_HEADER_LIMIT)
+    if not head.endswith(b"\n"):
+        raise SessionLogError(f"{file}: empty or header-less session log")
+    try:
+        first = parse_line(head[:-1])
+    except (ValueError, RecursionError):
+        first = None
+    if not looks_like_header(first):
+        raise SessionLogError(f"{file}: not a session log (line 1 is not a session header)")
+    return head, first
+
+
 def read_session_tail(path: str | os.PathLike[str], limit: int = TAIL_BYTES
                       ) -> tuple[dict[str, Any], list[SessionEvent], int]:
     """(header, events, skipped): `skipped` is how many bytes before the tail were not read."""
@@ -37,16 +55,7 @@ def read_session_tail(path: str | os.PathLike[str], limit: int = TAIL_BYTES
         if size <= limit or magic == b"\x28\xb5\x2f\xfd":  # small, or Zstandard frames
             header, events = read_session_log(file)
             return header, events, 0
-        handle.seek(0)
-        head = handle.readline(_HEADER_LIMIT)
-        if not head.endswith(b"\n"):
-            raise SessionLogError(f"{file}: empty or header-less session log")
-        try:
-            first = parse_line(head[:-1])
-        except (ValueError, RecursionError):
-            first = None
-        if not looks_like_header(first):
-            raise SessionLogError(f"{file}: not a session log (line 1 is not a session header)")
+        head, first = header_line(handle, file)
         start = size - limit
         handle.seek(start - 1)
         text = handle.read()
