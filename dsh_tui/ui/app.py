@@ -38,6 +38,7 @@ from .state.breakpoints import Breakpoints
 from .state.bridge import Bridge, FlushBatch
 from .state.config import ConfigError, UiConfig, save_setting
 from .state.gcpacing import GcPacing
+from .state.keysfirst import KeysFirst
 from .state.text import visible
 from .strips import install as install_strip_fix
 from .themes import VARIABLE_DEFAULTS, load_themes
@@ -99,6 +100,9 @@ class DshApp(KeyGateApp):
         self.read_only = ctx.read_only
         self.bridge = Bridge(ctx, self._schedule)
         self.bridge.on_flush = self._on_flush
+        self.keys_first = KeysFirst(self._schedule)
+        """While the person types, the drawing of streamed text waits (see keysfirst.py)."""
+        self._overdue = False
         self._spinner: Timer | None = None
         self.gc_pacing = GcPacing()
         self.closing = False
@@ -186,6 +190,7 @@ class DshApp(KeyGateApp):
         if self._spinner is not None:
             self._spinner.stop()
         self.bridge.stop()
+        self.keys_first.stop()
         if self.breakpoints is not None:
             self.breakpoints.close()  # a pause stays undecided: the quit ends it unsent
         self.gc_pacing.release()
@@ -222,12 +227,21 @@ class DshApp(KeyGateApp):
             self._spinner.resume()
 
     async def on_event(self, event: events.Event) -> None:
-        """Keystrokes first: while the person types, the bridge's flushes (and the layout
-        and repaint of streamed text they start) wait for a pause (`Bridge.typed`); a flush
-        that has waited long enough runs right after the key's frame is painted."""
-        if isinstance(event, events.Key) and self.bridge.typed():
-            self.call_after_refresh(self.bridge.flush_overdue)
+        """Keystrokes first: while the person types, the drawing of streamed text waits for
+        a pause (`KeysFirst`); what has waited long enough, and a due GC freeze
+        (`GcPacing.after_key`), run right after the key's frame is painted
+        (`key_settled`)."""
+        if isinstance(event, events.Key) and self.keys_first.typed():
+            self._overdue = True
         await super().on_event(event)
+
+    def key_settled(self) -> None:
+        """After the key's frame: what typing held too long, and a due GC freeze."""
+        if self._overdue:
+            self._overdue = False
+            self.call_after_refresh(self.keys_first.run_overdue)
+        if self.gc_pacing.after_key():
+            self.call_after_refresh(self.gc_pacing.freeze_after_key)
 
     def _tick(self) -> None:
         """10 times a second while an agent runs: spinner frames and GC pacing."""
@@ -241,7 +255,7 @@ class DshApp(KeyGateApp):
         view = main.selected_view
         if view is not None and view.transcript.waiting_since is not None:
             main.update_titles()  # the "waiting for the model… (Ns)" count (set on change)
-        typing = self.bridge.typing()
+        typing = self.keys_first.typing()
         if tree.tick(self.bridge.views, hold=typing):
             self.gc_pacing.busy(typing=typing)
             return

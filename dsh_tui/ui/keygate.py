@@ -114,6 +114,7 @@ class KeyGate:
                 log.warning("key gate off: Textual's internals differ from 8.2.8's")
         if not self.enabled:
             await self.app._deliver_input(event)
+            self.app.key_settled()
             return
         self.held.append(event)
         if not self.waiting:
@@ -129,6 +130,7 @@ class KeyGate:
         while self.held and self.app.is_running:
             await self.app._deliver_input(self.held.popleft())
         self.held.clear()
+        self.app.key_settled()
 
     async def _deliver_next(self) -> None:
         app = self.app
@@ -212,6 +214,7 @@ class KeyGate:
             self._round(app.focused or app.screen, None)
             return
         self.waiting = False
+        app.key_settled()
         await self._deliver_next()
 
 
@@ -229,6 +232,12 @@ class KeyGateApp(App[Any]):
             await self._key_gate.arrive(event)
             return
         await super().on_event(event)
+
+    def key_settled(self) -> None:
+        """A key (or a run of typed ones) was handled and what it changed waits only to be
+        painted: the next frame shows it. Work meant to follow the key's frame is asked for
+        from here (`call_after_refresh`); asked for when the key arrives, it could run after
+        an earlier frame, before the key was even handled. Nothing by default."""
 
     async def _deliver_input(self, event: events.Event) -> None:
         """Textual's own handling of a key or paste: priority bindings, then the focus."""

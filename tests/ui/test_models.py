@@ -12,6 +12,7 @@ from dsh_tui.compose import build_context
 from dsh_tui.harness import AgentOptions, CreateAgentOptions
 from dsh_tui.llm.scripted import ScriptedModel, fail, hang, reasoning, text, tool_call
 from dsh_tui.loop import Tool, ToolOutput
+from dsh_tui.ui.state.agent_view import AgentView
 from dsh_tui.ui.state.bridge import Bridge
 from dsh_tui.ui.state.inbox_rows import inbox_rows
 from dsh_tui.ui.state.lanes import lane_of, source_for, source_label, with_lane
@@ -410,109 +411,166 @@ async def _typing_bridge() -> tuple[Bridge, Any, list[float], list[tuple[float, 
     return bridge, handle.agent, now, scheduled, flushed
 
 
-async def test_bridge_flushes_of_streamed_text_wait_while_the_person_types() -> None:
-    """Keystrokes first: a scheduled flush of streamed text waits until typing pauses
-    (TYPING_HOLD); once it has waited TYPING_MAX_HOLD, the next key reports it overdue and
-    the flush runs then."""
-    from dsh_tui.ui.state.bridge import TYPING_HOLD, TYPING_MAX_HOLD
-
-    bridge, agent, now, scheduled, flushed = await _typing_bridge()
-    assert not bridge.typed()  # nothing waits yet
+async def test_bridge_flushes_on_its_pacing_while_the_person_types() -> None:
+    """The bridge folds streamed events into the models on its usual pacing whatever the
+    person does: only the drawing of streamed text waits for typing (keysfirst.py)."""
+    bridge, agent, _now, scheduled, flushed = await _typing_bridge()
     agent.session.append("test/streamed", {"n": 1})
-    _, callback = scheduled.pop()
-    now[0] += 0.05
-    callback()  # the key was 0.05 s ago: the flush waits for the rest of the hold
-    assert not flushed
     delay, callback = scheduled.pop()
-    assert delay == pytest.approx(TYPING_HOLD - 0.05)
-    held = 0.0  # since the flush was first due
-    while True:  # a key every 0.08 s: the hold never runs out
-        now[0] += 0.08
-        held += 0.08
-        overdue = bridge.typed()
-        if overdue:
-            break
-        assert held < TYPING_MAX_HOLD
-        callback()
-        assert not flushed
-        _, callback = scheduled.pop()
-    assert held >= TYPING_MAX_HOLD
-    bridge.flush_overdue()  # the app runs it once the key's frame is painted
-    assert [batch.transcripts for batch in flushed] == [{"a"}]
-    callback()  # the timer still pending finds nothing to do
-    assert len(flushed) == 1
-    now[0] += 1.0  # typing paused: a new change is flushed on schedule
-    agent.session.append("test/streamed", {"n": 2})
-    _, callback = scheduled.pop()
-    callback()
-    assert [batch.transcripts for batch in flushed][-1] == {"a"}
-    assert not bridge.typing()
-    bridge.stop()
-
-
-async def test_bridge_never_holds_an_inbox_change_for_typing() -> None:
-    """The message a person's `enter` queued shows in the inbox on the usual pacing even
-    while they type (their next key, `shift+right`, acts on its row), and takes the held
-    streamed text along; the held timer then finds nothing left to do. (The inbox burst in
-    tests/tty/test_typing.py found no row to re-file when the inbox waited.)"""
-    from dsh_tui.ui.state.bridge import TYPING_HOLD
-
-    bridge, agent, now, scheduled, flushed = await _typing_bridge()
-    bridge.typed()
-    agent.session.append("test/streamed", {"n": 1})
-    _, callback = scheduled.pop()
-    callback()
-    assert not flushed  # streamed text alone: held
-    _, held_timer = scheduled.pop()
-    now[0] += 0.02
-    bridge.typed()  # the person presses enter: a message is queued
-    agent.inbox.append("next-turn", msg("alpha", "m1"))
-    delay, callback = scheduled.pop()
-    assert delay < TYPING_HOLD / 10  # not held: the usual pacing
-    callback()
-    assert [(b.inboxes, b.transcripts) for b in flushed] == [({"a"}, {"a"})]
-    held_timer()
-    assert len(flushed) == 1 and not scheduled
-    bridge.stop()
-
-
-async def test_bridge_flushes_when_its_timer_wakes_a_little_early() -> None:
-    """A held flush whose timer fires a fraction of a millisecond before the hold ends (as
-    Textual's do) flushes, instead of re-arming a timer of a few microseconds (one of a
-    microsecond or less never fires in Textual: the flush stayed pending for good)."""
-    from dsh_tui.ui.state.bridge import TYPING_HOLD
-
-    bridge, agent, now, scheduled, flushed = await _typing_bridge()
-    bridge.typed()
-    agent.session.append("test/streamed", {"n": 1})
-    _, callback = scheduled.pop()
-    callback()
-    delay, callback = scheduled.pop()
-    assert delay == pytest.approx(TYPING_HOLD)
-    now[0] += delay - 0.0005
+    assert delay < 0.02  # one flush interval at most
     callback()
     assert [batch.transcripts for batch in flushed] == [{"a"}] and not scheduled
     bridge.stop()
 
 
-def test_gc_pacing_waits_while_the_person_types() -> None:
-    """No collection between a key and its frame: while typing, the pacing waits (up to
-    TYPING_DEFER seconds), then freezes as before."""
+async def test_bridge_catch_up_folds_the_events_it_heard_not_the_packed_log() -> None:
+    """A step's chunks are packed once it ends; the flush after that folds the chunk
+    objects its listener was handed instead of decoding their packed run (10-50 ms for
+    a long step, at every step end of every agent). The model is the same either way."""
+    from dsh_tui.harness.eventlog import ChunkRun
+    from dsh_tui.llm.scripted import text as scripted_text
+
+    reply = "Packed at the step's end, folded from what was heard. " * 2
+    ctx, _ = world([scripted_text(reply)])
+    bridge = Bridge(ctx, lambda delay, callback: None)
+    bridge.start()
+    handle = await ctx.agents.create(CreateAgentOptions(
+        session_id="a", agent_options=AgentOptions(provider="mock", model="mock")))
+    bridge.flush()
+    agent = handle.agent
+    agent.followup(msg("go", "m1"))
+    await asyncio.wait_for(agent.when_idle(), 10)  # no flush meanwhile: the step ended
+    assert agent.session._log.packed_runs >= 1
+    decoded: list[int] = []
+    unpack = ChunkRun.unpack
+
+    def counted(self: ChunkRun, *args: Any) -> Any:
+        decoded.append(self.count)
+        return unpack(self, *args)
+
+    ChunkRun.unpack = counted  # type: ignore[method-assign]
+    try:
+        bridge.flush()
+        assert not decoded
+        fresh = AgentView(agent)
+        fresh.catch_up()  # a view that heard nothing reads the packed log back
+        assert decoded
+    finally:
+        ChunkRun.unpack = unpack  # type: ignore[method-assign]
+    view = bridge.views["a"]
+    assert view.applied == len(agent.session.events)
+    shown = [item.current_text() for item in view.transcript.items]
+    assert shown == [item.current_text() for item in fresh.transcript.items]
+    assert reply in shown
+    bridge.stop()
+
+
+def _keys_first() -> tuple[Any, list[float], list[tuple[float, Any]], list[str]]:
+    """A KeysFirst on a fake clock: it, the clock, the scheduled (delay, callback) pairs and
+    the log of deferred callbacks that ran."""
+    from dsh_tui.ui.state.keysfirst import KeysFirst
+
+    now = [10.0]
+    scheduled: list[tuple[float, Any]] = []
+    keys = KeysFirst(lambda delay, callback: scheduled.append((delay, callback)),
+                     clock=lambda: now[0])
+    return keys, now, scheduled, []
+
+
+def test_keys_first_holds_work_while_the_person_types_and_runs_it_at_a_pause() -> None:
+    """Deferred work waits while keys come (TYPING_HOLD after each), runs once typing
+    pauses, and runs once however often it was deferred."""
+    from dsh_tui.ui.state.keysfirst import TYPING_HOLD
+
+    keys, now, scheduled, ran = _keys_first()
+
+    def work() -> None:
+        ran.append("sync")
+
+    assert not keys.defer(work)  # nobody types: the caller runs it now
+    assert not keys.typed()
+    assert keys.defer(work) and keys.defer(work)  # typing: held, once
+    assert keys.held == 1
+    delay, wake = scheduled.pop()
+    assert delay == pytest.approx(TYPING_HOLD) and not scheduled
+    now[0] += 0.1
+    keys.typed()  # another key: the pause is later now
+    now[0] += TYPING_HOLD - 0.1
+    wake()
+    assert not ran
+    delay, wake = scheduled.pop()
+    assert delay == pytest.approx(0.1)
+    now[0] += delay - 0.0005  # the timer wakes a fraction of a millisecond early
+    wake()
+    assert ran == ["sync"] and not scheduled and keys.held == 0
+    now[0] += 0.001
+    assert not keys.typing()
+
+
+def test_keys_first_runs_work_held_too_long_after_the_next_key() -> None:
+    """Under a person who types without pause, held work runs after a key once it has
+    waited TYPING_MAX_HOLD (the app runs it when that key's frame is painted); the timer
+    still pending then finds nothing to do."""
+    from dsh_tui.ui.state.keysfirst import TYPING_MAX_HOLD
+
+    keys, now, scheduled, ran = _keys_first()
+    keys.typed()
+    assert keys.defer(lambda: ran.append("sync"))
+    waited = 0.0
+    while True:  # a key every 0.08 s
+        now[0] += 0.08
+        waited += 0.08
+        if keys.typed():
+            break
+        assert waited < TYPING_MAX_HOLD
+    assert waited >= TYPING_MAX_HOLD
+    keys.run_overdue()
+    assert ran == ["sync"]
+    _, wake = scheduled.pop()
+    now[0] += 1.0
+    wake()
+    assert ran == ["sync"] and not keys.typed()
+    keys.typed()
+
+    def shown() -> None:
+        ran.append("shown")
+
+    assert keys.defer(shown)
+    assert keys.release(shown)  # the shown agent's state changed: its text goes along
+    assert ran == ["sync", "shown"] and keys.held == 0 and not keys.release(shown)
+    keys.stop()
+    now[0] += 0.01
+    assert not keys.defer(lambda: ran.append("late"))  # stopped: nothing is held
+
+
+def test_gc_pacing_runs_after_keys_while_the_person_types() -> None:
+    """No collection between a key and its frame: while typing, the timer's pacing leaves
+    the freeze to the keys (up to TYPING_DEFER seconds); a key that finds one due
+    (KEY_FREEZE_EVERY) has it run after its frame, so survivors never pile up for long."""
     import gc
 
-    from dsh_tui.ui.state.gcpacing import TYPING_DEFER, GcPacing
+    from dsh_tui.ui.state.gcpacing import KEY_FREEZE_EVERY, TYPING_DEFER, GcPacing
 
     now = [0.0]
     pacing = GcPacing(clock=lambda: now[0])
     try:
+        assert not pacing.after_key()  # nothing streams: no freeze is due
         pacing.busy()
         assert pacing.freezes == 1
         now[0] = 0.6
-        pacing.busy(typing=True)
+        pacing.busy(typing=True)  # the timer: left to the keys
         assert pacing.freezes == 1
-        now[0] = TYPING_DEFER + 0.1
-        pacing.busy(typing=True)  # typing for too long: the pacing runs anyway
+        now[0] = 0.6 + KEY_FREEZE_EVERY / 2
+        assert pacing.after_key()  # a key: due since 0.5 s after the last freeze
+        pacing.freeze_after_key()
         assert pacing.freezes == 2
+        assert not pacing.after_key()
+        now[0] += KEY_FREEZE_EVERY / 2
+        pacing.freeze_after_key()  # not due yet
+        assert pacing.freezes == 2
+        now[0] += TYPING_DEFER
+        pacing.busy(typing=True)  # no key for too long: the timer runs it anyway
+        assert pacing.freezes == 3
     finally:
         pacing.release()
         assert gc.get_freeze_count() == 0

@@ -135,11 +135,11 @@ async def test_the_spinner_stands_still_while_the_person_types() -> None:
         agent.followup(msg("go", "m1"))
         await wait_until(pilot, lambda: agent.status == "running")
         tree = app.main.agent_tree
-        app.bridge.typed()
+        app.keys_first.typed()
         frame = tree.frame
         app._tick()
         assert tree.frame == frame
-        app.bridge._typed_at = float("-inf")  # typing paused
+        app.keys_first._typed_at = float("-inf")  # typing paused
         app._tick()
         assert tree.frame == frame + 1
         await gated.parts.put(None)

@@ -21,6 +21,9 @@ class AgentView:
         self.id: str = agent.id
         self.transcript = self._fresh_model()
         self.applied = 0
+        self._arrived: list[Any] = []
+        """Events handed to the bridge's listener since `applied`, in seq order: the next
+        catch-up folds these objects instead of reading the session back."""
         self.logged = 0
         self.tombstones: list[Tombstone] = []
         self.removed_pending: list[tuple[UserMessage, str, int]] = []
@@ -98,13 +101,29 @@ class AgentView:
             return model
         return f"{route} · {model}" if model else route
 
+    def arrived(self, event: Any) -> None:
+        """The bridge's listener heard `event` appended: keep it for the next catch-up.
+
+        Reading the session back instead costs little while the events are live objects,
+        but a step's chunks are packed as soon as it ends (`harness/eventlog.py`), and the
+        chunks that arrived since the last flush are then decoded with their whole run, up
+        to hundreds of chunks: 10-50 ms in one flush, at every step end of every agent. Only
+        an event that continues the run of kept ones is kept; any gap reads the session."""
+        arrived = self._arrived
+        if event.seq == self.applied + len(arrived):
+            arrived.append(event)
+
     def catch_up(self) -> list[Any]:
         """Apply session events appended since the last call; returns them (for the event log)."""
+        arrived, self._arrived = self._arrived, []
         events = self.agent.session.events
         count = len(events)
         if count <= self.applied:
             return []
-        fresh = events[self.applied:count]
+        if arrived and arrived[0].seq == self.applied and len(arrived) == count - self.applied:
+            fresh: Any = arrived  # every one was heard, in order (`arrived`)
+        else:
+            fresh = events[self.applied:count]
         apply = self.transcript.apply
         fold = self.unsent.apply
         for index, event in enumerate(fresh, self.applied):

@@ -30,20 +30,6 @@ from .lanes import lane_of
 FLUSH_INTERVAL = 1 / 60
 """The shortest time between two flushes: the ~60 repaints a second ceiling."""
 
-TYPING_HOLD = 0.3
-"""Seconds after a keystroke during which a scheduled flush waits: the person's key is
-painted first. A flush of 20 streaming agents is cheap, but the transcript layout and
-repaint it starts take tens of milliseconds on a busy machine, and a key that arrives
-behind one waits for all of it (`benchmarks/bench_keys.py`)."""
-TYPING_MAX_HOLD = 1.0
-"""The longest a flush waits for typing to pause. Past it, the next keystroke runs the
-flush right after its own frame is painted (`typed()`), so streams keep moving (at
-least once a second) under a person who types without pause."""
-TIMER_SLACK = 0.002
-"""A hold shorter than this counts as over. Textual's timers wake up to 0.5 ms early, and
-a re-armed timer of a microsecond or less never fires at all (its only tick is skipped as
-already missed), which left a held flush pending for good."""
-
 LOG_LIMIT = 5_000
 CHUNK_LOG_LIMIT = 5_000
 """Stream chunks the event log remembers: as many as it shows (MAX_LINES). Chunks are
@@ -130,8 +116,6 @@ class Bridge:
         self._suppressed: set[str] = set()
         self._batch = 0
         self._stopped = False
-        self._typed_at = float("-inf")
-        self._held_since: float | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -187,59 +171,20 @@ class Bridge:
         self._schedule_cb(delay, self._wake)
 
     def _schedule(self) -> None:
-        if self._stopped:
+        if self._stopped or self._scheduled:
             return
-        if self._scheduled and not (self._held_since is not None and self._urgent()):
-            return
-        # Not scheduled yet, or held for typing while a change a key may act on came in:
-        # that one is flushed on the usual pacing (the held timer then finds it done).
         self._scheduled = True
-        self._held_since = None
         wait = max(0.0, self._last_flush + self.flush_interval - self._clock())
         try:
             self._schedule_cb(wait, self._scheduled_flush)
         except Exception:
             self._scheduled = False
 
-    def _urgent(self) -> bool:
-        """Changes other than streamed session events are pending: an agent created,
-        disposed or changing status, an inbox changing. They are few and cheap to show,
-        and the person's next key acts on them (the inbox row their `enter` queued, which
-        `shift+right` re-files), so they are never held for typing."""
-        return bool(self._structure or self._agents or self._inboxes)
-
     def _scheduled_flush(self) -> None:
-        """The scheduled flush. While the person types it waits (TYPING_HOLD) if all it
-        would show is streamed text: the layout and repaint of a transcript."""
-        if not self._scheduled:
-            return  # flushed meanwhile (by a keystroke's overdue flush, or directly)
-        now = self._clock()
-        hold = self._typed_at + TYPING_HOLD - now
-        if hold > TIMER_SLACK and not self._stopped and not self._urgent():
-            if self._held_since is None:
-                self._held_since = now
-            try:
-                self._schedule_cb(hold, self._scheduled_flush)
-                return
-            except Exception:
-                pass
-        self.flush()
-
-    def typing(self) -> bool:
-        """A key was pressed less than TYPING_HOLD ago."""
-        return self._clock() - self._typed_at < TYPING_HOLD
-
-    def typed(self) -> bool:
-        """The person pressed a key: scheduled flushes wait until typing pauses. True when
-        the changes have waited TYPING_MAX_HOLD already: the caller then flushes right after
-        painting the key (`flush_overdue`)."""
-        now = self._clock()
-        self._typed_at = now
-        held = self._held_since
-        return self._scheduled and held is not None and now - held >= TYPING_MAX_HOLD
-
-    def flush_overdue(self) -> None:
-        """The flush a keystroke found overdue, run once its frame is painted."""
+        """The scheduled flush. It is not held while the person types: folding events into
+        the models is cheap in small slices and dear in big ones (a step's chunks are packed
+        once it ends, and reading them back unpacks them); what waits for typing to pause
+        is the drawing of streamed text (`keysfirst.py`, the transcript's sync)."""
         if self._scheduled:
             self.flush()
 
@@ -359,6 +304,7 @@ class Bridge:
                 for offset, message in enumerate(items[start:start + removed]):
                     view.removed_pending.append((message, str(target), start + offset))
             self._inboxes.add(view.id)
+        view.arrived(event)
         if view.logged == event.seq:  # logged now, so it sits in order among notifications
             self.log_serial += 1
             self._log_durable(view.id, session, event)
@@ -371,7 +317,6 @@ class Bridge:
     def flush(self) -> FlushBatch:
         """Fold recorded changes into the view models and hand one batch to `on_flush`."""
         self._scheduled = False
-        self._held_since = None
         if self._stopped:
             return FlushBatch()
         now = self._clock()

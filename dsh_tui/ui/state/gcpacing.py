@@ -24,9 +24,13 @@ busy was tried and dropped: its pause (~0.5 s at 300,000 events) broke the
 grown by half paused the app 330 ms and did not change the RSS slope (the frozen
 garbage was 3 MB of the window's ~28 MB growth), so it stays out.
 
-Keystrokes come first: while the person types (`busy(typing=True)`), the pacing
-waits, up to `TYPING_DEFER` seconds, so no collection lands between a key and its
-frame.
+Keystrokes come first: while the person types, the timer's `busy(typing=True)` leaves
+the freeze to the keys: a key that finds one due (`after_key()`) has it run right after
+its own frame is painted, in the pause before the next key, so no collection lands
+between a key and its frame. It still runs every FREEZE_EVERY seconds: waiting for
+typing to pause let the survivors of up to two seconds pile up, and collecting them
+took 40-150 ms (automatic full collections, triggered by those survivors, among them),
+which the next key then waited behind (`benchmarks/bench_keys.py`).
 """
 
 from __future__ import annotations
@@ -37,8 +41,11 @@ from collections.abc import Callable
 
 FREEZE_EVERY = 0.5
 """Seconds between two freezes while something streams."""
+KEY_FREEZE_EVERY = 0.25
+"""Seconds between two freezes run after keys (`after_key`): a collection's pause grows
+with the survivors since the last freeze, and this one runs between two keys."""
 TYPING_DEFER = 2.0
-"""The longest the pacing waits for typing to pause."""
+"""The longest the timer's pacing leaves a due freeze to the keys (`after_key`)."""
 
 
 class GcPacing:
@@ -65,6 +72,9 @@ class GcPacing:
             return
         if typing and now - self._last < TYPING_DEFER:
             return
+        self._freeze(now)
+
+    def _freeze(self, now: float) -> None:
         self._last = now
         if self.frozen:
             # Only what is not frozen yet: the survivors since the last freeze. The first
@@ -75,6 +85,17 @@ class GcPacing:
         gc.freeze()
         self.frozen = True
         self.freezes += 1
+
+    def after_key(self) -> bool:
+        """A key was pressed: True if a freeze is due while something streams, which the
+        caller runs (`busy()`) once the key's frame is painted."""
+        return self.frozen and self._clock() - self._last >= KEY_FREEZE_EVERY
+
+    def freeze_after_key(self) -> None:
+        """The freeze `after_key` found due, run once the key's frame is painted."""
+        now = self._clock()
+        if self.frozen and now - self._last >= KEY_FREEZE_EVERY:
+            self._freeze(now)
 
     def settle(self) -> None:
         """Everything is idle: unfreeze, so garbage made while busy is collected now, when

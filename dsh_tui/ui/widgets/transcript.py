@@ -139,9 +139,28 @@ class Transcript(PaneKeys, VerticalScroll):
         self.view = view
         self.marked = None
         self._rebuild_pending = True
-        self.request_sync()
+        self._sync_soon()  # the person's own move: never waits for typing to pause
 
     def request_sync(self) -> None:
+        """Show what changed in the model. While the person types this waits for a pause
+        (at most `KeysFirst.max_hold`, then it runs right after a key's frame): the layout
+        and drawing of streamed text is the frame a typed key would otherwise wait behind
+        (`keysfirst.py`)."""
+        if self._sync_pending:
+            return
+        keys_first = getattr(self.app, "keys_first", None)
+        if keys_first is not None and keys_first.defer(self._sync_soon):
+            return
+        self._sync_soon()
+
+    def sync_now(self) -> None:
+        """Show what changed now, held for typing or not: the shown agent's state or inbox
+        changed, which the person's next key may act on (`KeysFirst.release`)."""
+        keys_first = getattr(self.app, "keys_first", None)
+        if keys_first is None or not keys_first.release(self._sync_soon):
+            self._sync_soon()
+
+    def _sync_soon(self) -> None:
         if not self._sync_pending:
             self._sync_pending = True
             self.call_later(self._sync)
