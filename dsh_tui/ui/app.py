@@ -44,6 +44,8 @@ from .strips import install as install_strip_fix
 from .themes import VARIABLE_DEFAULTS, load_themes
 
 QUIT_NEVER = 1e9
+TYPING_KEYS = frozenset({"backspace", "delete", "space"})
+"""Keys that type (with every printable key): while they come, streamed text waits."""
 UI_DIR = Path(__file__).parent
 WIDGET_CSS = ("save_state", "agent_tree", "transcript", "blocks", "inbox", "search_bar",
               "breakpoint_panel", "composer", "event_log", "key_bar")
@@ -231,8 +233,15 @@ class DshApp(KeyGateApp):
         a pause (`KeysFirst`); what has waited long enough, and a due GC freeze
         (`GcPacing.after_key`), run right after the key's frame is painted
         (`key_settled`)."""
-        if isinstance(event, events.Key) and self.keys_first.typed():
-            self._overdue = True
+        if isinstance(event, events.Key):
+            if event.is_printable or event.key in TYPING_KEYS:
+                if self.keys_first.typed():
+                    self._overdue = True
+            else:
+                # enter, a command key, a move: not typing prose. What typing held is drawn
+                # after this key's frame (the reply to a message just sent shows at once).
+                self.keys_first.done_typing()
+                self._overdue = True
         await super().on_event(event)
 
     def key_settled(self) -> None:

@@ -76,3 +76,32 @@ async def test_streamed_text_waits_for_typing_and_still_arrives_whole_and_in_ord
         assert block.source.strip() == streamed.strip()
         assert "Piece 5" in screen_text(app)
         assert composer.text == typed
+
+
+async def test_a_key_that_does_not_type_ends_the_hold() -> None:
+    """enter sends the message: typing is over, and the text held while it was typed is
+    drawn after enter's frame (as after any key that does not type), not 0.3 s later."""
+    gated = GatedModel()
+    ctx = build_context(providers={"mock": gated}, tools=[], retry=False, system_prompt=None)
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        app.main.composer.focus()
+        agent.followup(msg("go", "m1"))
+        await gated.parts.put("Before typing.\n\n")
+        await wait_until(pilot, lambda: "Before typing." in screen_text(app))
+        keys = app.keys_first
+        keys.hold = keys.max_hold = 60.0  # only a key that does not type can end it here
+        view = app.bridge.views[agent.id]
+        await pilot.press(*"more")
+        await gated.parts.put("Held while typing.")
+        await wait_until(pilot, lambda: "Held while" in view.transcript.items[-1].current_text())
+        await settle(pilot)
+        assert keys.held == 1 and "Held while typing." not in screen_text(app)
+        await pilot.press("enter")  # queued as a follow-up: the turn is still running
+        await wait_until(pilot, lambda: "Held while typing." in screen_text(app), rounds=40)
+        assert not keys.typing() and keys.held == 0
+        assert [m.text for m in agent.inbox.next_turn] == ["more"]
+        await gated.parts.put(None)  # this reply ends, and the follow-up's turn starts:
+        await gated.parts.put(None)  # its reply ends at once
+        await asyncio.wait_for(agent.when_idle(), 10)

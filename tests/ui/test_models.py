@@ -531,13 +531,11 @@ def test_keys_first_runs_work_held_too_long_after_the_next_key() -> None:
     wake()
     assert ran == ["sync"] and not keys.typed()
     keys.typed()
-
-    def shown() -> None:
-        ran.append("shown")
-
-    assert keys.defer(shown)
-    assert keys.release(shown)  # the shown agent's state changed: its text goes along
-    assert ran == ["sync", "shown"] and keys.held == 0 and not keys.release(shown)
+    assert keys.defer(lambda: ran.append("sent"))
+    keys.done_typing()  # enter: the message is sent, typing is over
+    assert not keys.typing()
+    keys.run_overdue()  # after enter's frame
+    assert ran == ["sync", "sent"] and keys.held == 0
     keys.stop()
     now[0] += 0.01
     assert not keys.defer(lambda: ran.append("late"))  # stopped: nothing is held

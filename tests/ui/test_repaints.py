@@ -144,3 +144,42 @@ async def test_the_spinner_stands_still_while_the_person_types() -> None:
         assert tree.frame == frame + 1
         await gated.parts.put(None)
         await asyncio.wait_for(agent.when_idle(), 10)
+
+
+async def test_a_paragraph_growing_within_its_lines_is_drawn_without_a_layout() -> None:
+    """Text appended to a reply's last paragraph that still fits the paragraph's lines is
+    drawn again without laying out the screen (Textual's paragraph asked for a layout on
+    every change: the frame a typed key waited behind); a new line is laid out, and the
+    reply shows exactly what was streamed."""
+    gated = GatedModel()
+    ctx = build_context(providers={"mock": gated}, tools=[], retry=False, system_prompt=None)
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        agent.followup(msg("go", "m1"))
+        parts = ["Short start."]
+        await gated.parts.put(parts[0])
+        await wait_until(pilot, lambda: "Short start." in screen_text(app))
+        transcript = app.main.transcript
+        (block,) = transcript.query(AssistantBlock)
+        await wait_until(pilot, lambda: block.reserved is not None)
+        await settle(pilot)
+        layouts: list[object] = []
+        app.screen.screen_layout_refresh_signal.subscribe(transcript, layouts.append)
+
+        for word in (" one", " two", " three"):  # the paragraph's line has room for these
+            parts.append(word)
+            await gated.parts.put(word)
+            await wait_until(pilot, lambda w=word: w.strip() in screen_text(app))
+            await settle(pilot)
+        assert layouts == []
+
+        width = transcript.scrollable_content_region.width
+        parts.append(" and on" * width)  # wraps onto new lines: the reply is laid out
+        await gated.parts.put(parts[-1])
+        await wait_until(pilot, lambda: len(block.source) == len("".join(parts)))
+        await settle(pilot)
+        assert layouts
+        assert block.source == "".join(parts)
+        await gated.parts.put(None)
+        await asyncio.wait_for(agent.when_idle(), 10)

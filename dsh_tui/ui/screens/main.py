@@ -301,9 +301,7 @@ class MainScreen(Screen[None]):
             tree.refresh_rows(views, batch.agents)
         selected = self.selected_id
         if selected is not None:
-            if selected in batch.agents or selected in batch.inboxes:
-                self.transcript.sync_now()  # with the state the person acts on
-            elif selected in batch.transcripts:
+            if selected in batch.transcripts:
                 self.transcript.request_sync()
             if selected in batch.inboxes or selected in batch.agents:
                 self.inbox.sync()

@@ -15,8 +15,8 @@ moving under a person who types without pause, a few times a second.
 What is deferred is only the drawing of streamed text. The bridge still folds every
 event into the plain-Python models on its usual pacing (small slices, and before a
 finished step's chunks are packed), and changes a key may act on (an agent, an inbox)
-are shown at once; a change to the shown agent's state or inbox takes its held text
-along (`release`), so what the person acts on is never shown half-updated.
+are shown at once in their panes. A key that does not type (enter sends the message,
+a command, a move) ends the typing: what waits is drawn after its frame.
 
 No Textual import: the scheduler is injected, as the bridge's is.
 """
@@ -68,6 +68,11 @@ class KeysFirst:
         since = self._held_since
         return since is not None and now - since >= self.max_hold
 
+    def done_typing(self) -> None:
+        """A key that does not type (enter sends, a command, a move): typing is over, and
+        what waits runs after that key's frame (the caller runs `run_overdue()`)."""
+        self._typed_at = float("-inf")
+
     def defer(self, callback: Callable[[], Any]) -> bool:
         """Run `callback` later if the person is typing (True), else leave it to the caller
         to run now (False). A callback deferred twice runs once."""
@@ -78,17 +83,6 @@ class KeysFirst:
         self._held[callback] = None
         if not self._armed:
             self._arm(self._typed_at + self.hold - self._clock())
-        return True
-
-    def release(self, callback: Callable[[], Any]) -> bool:
-        """Run `callback` now if it waits (True): something the person acts on changed
-        with it (the shown agent's state or inbox), so it is shown as it is at once."""
-        if callback not in self._held:
-            return False
-        del self._held[callback]
-        if not self._held:
-            self._held_since = None
-        callback()
         return True
 
     @property

@@ -11,6 +11,7 @@ import json
 import re
 from typing import Any, ClassVar
 
+from markdown_it import MarkdownIt
 from textual import events
 from textual.content import Content
 from textual.geometry import Region
@@ -18,7 +19,7 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
-from textual.widgets.markdown import MarkdownBlock, MarkdownFence, MarkdownStream
+from textual.widgets.markdown import MarkdownBlock, MarkdownFence
 
 from ..state.text import format_duration, last_line, one_line, short_id, visible, visible_label
 from ..state.transcript import Item
@@ -249,8 +250,48 @@ class PlainFence(MarkdownFence):
         return Content(code)
 
 
+_PARSER: MarkdownIt | None = None
+
+
+def shared_parser() -> MarkdownIt:
+    """One Markdown parser for every reply. Textual builds a new `MarkdownIt("gfm-like")`
+    for each `append` by default, about a millisecond each time, and a streaming reply
+    appends up to 60 times a second; parsing keeps no state in the parser, so one serves
+    all (its configuration is Textual's default)."""
+    global _PARSER
+    if _PARSER is None:
+        _PARSER = MarkdownIt("gfm-like")
+    return _PARSER
+
+
+_Paragraph: type[MarkdownBlock] = Markdown.BLOCKS["paragraph_open"]
+"""Textual's paragraph block (its class is not exported; `Markdown.BLOCKS` is public)."""
+
+
+class GrowingParagraph(_Paragraph):  # type: ignore[misc,valid-type]
+    """A reply's paragraph that asks for a layout only when its height changes.
+
+    Textual's paragraph asks for a layout of the screen on every change of its text, and
+    a streamed reply changes its last paragraph on every flush: each such frame then laid
+    out every widget on the screen (10-40 ms on the 2-core VM, the frame a typed key
+    waits behind: `benchmarks/bench_keys.py`). Text that grows within the lines the
+    paragraph already has (most appends: a new line starts every dozen chunks or so)
+    needs only its own lines drawn again."""
+
+    def set_content(self, content: Content) -> None:
+        width, height = self.size
+        if not self.is_mounted or not width:
+            super().set_content(content)
+            return
+        self._content = content
+        self.update(content, layout=False)
+        if self.get_content_height(self.size, self.size, width) != height:
+            self.refresh(layout=True)  # a line more (or less): the reply is laid out again
+
+
 class AssistantBlock(Markdown, TranscriptBlock):
-    """The assistant's text as Markdown, streamed through Textual's `MarkdownStream`."""
+    """The assistant's text as Markdown, streamed by appending what arrived since the last
+    flush (several flushes' worth in one append when appends fall behind)."""
 
     def __init__(self, item: Item) -> None:
         self.item_index = item.index
@@ -258,9 +299,11 @@ class AssistantBlock(Markdown, TranscriptBlock):
         self.full_length = 0
         self.shown_length = 0
         text = self._shown_text(item)
-        super().__init__(text, open_links=False)
+        super().__init__(text, open_links=False, parser_factory=shared_parser)
         self._shown = text
-        self._stream: MarkdownStream | None = None
+        self._pending: list[str] = []
+        """Streamed text not appended yet (`_write` appends it in one go)."""
+        self._writing = False
         self.shown_version = item.version
         self.set_class(self.streaming, "-streaming")
         self.reserved: int | None = None
@@ -269,7 +312,7 @@ class AssistantBlock(Markdown, TranscriptBlock):
 
     def on_mount(self) -> None:
         if self.streaming:
-            self._reserve_timer = self.set_interval(RESERVE_EVERY, self._reserve)
+            self._reserve_timer = self.set_interval(RESERVE_EVERY, self._reserve_tick)
 
     def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False,
                 recompose: bool = False) -> AssistantBlock:
@@ -279,6 +322,14 @@ class AssistantBlock(Markdown, TranscriptBlock):
             repaint = False
         super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
         return self
+
+    def _reserve_tick(self) -> None:
+        """The reserve's timer. While the person types it leaves the check to the appends
+        (`_write`), whose frame lays the reply out anyway: a growth of the reserve from the
+        timer is a layout of its own, at a moment a key may arrive."""
+        keys_first = getattr(self.app, "keys_first", None)
+        if keys_first is None or not keys_first.typing():
+            self._reserve()
 
     def _reserve(self) -> None:
         """Grow the fixed height once the text comes within a line of it (see TAIL_SLACK)."""
@@ -312,6 +363,8 @@ class AssistantBlock(Markdown, TranscriptBlock):
     def get_block_class(self, block_name: str) -> type[MarkdownBlock]:
         if block_name == "fence" and self.streaming:
             return PlainFence
+        if block_name == "paragraph_open":
+            return GrowingParagraph
         return super().get_block_class(block_name)
 
     def _shown_text(self, item: Item) -> str:
@@ -352,9 +405,13 @@ class AssistantBlock(Markdown, TranscriptBlock):
                 delta = text[len(self._shown):]
                 if delta:
                     self._shown = text
-                    self.call_later(self._write, delta)
+                    self._pending.append(delta)
+                    if not self._writing:
+                        self._writing = True
+                        self.call_later(self._write)
             else:
                 self._shown = text
+                self._pending.clear()
                 self.call_later(self._replace, text)
             return
         if self.streaming or text != self._shown:
@@ -373,22 +430,22 @@ class AssistantBlock(Markdown, TranscriptBlock):
         if self.is_attached:
             self.app.stylesheet.update_nodes([self], animate=True)
 
-    async def _write(self, delta: str) -> None:
-        if self._stream is None:
-            self._stream = Markdown.get_stream(self)
-        await self._stream.write(delta)
+    async def _write(self) -> None:
+        """Append the streamed text that waits, then check the reserve, so a reply that
+        outgrows it is laid out in the same frame as its new text."""
+        try:
+            while self._pending:
+                text = "".join(self._pending)
+                self._pending.clear()
+                await self.append(text)
+        finally:
+            self._writing = False
+        self._reserve()
 
     async def _replace(self, text: str) -> None:
-        await self._stop_stream()
         await self.update(text)
 
-    async def _stop_stream(self) -> None:
-        if self._stream is not None:
-            stream, self._stream = self._stream, None
-            await stream.stop()
-
     async def _complete(self, text: str) -> None:
-        await self._stop_stream()
         source = self.source
         if "```" in text or "~~~" in text:
             await self.update(text)  # re-parse once: fences get their highlighting now
@@ -421,11 +478,11 @@ class AssistantBlock(Markdown, TranscriptBlock):
             except Exception:
                 continue  # a block kind that renders itself differently: left as it is
 
-    async def on_unmount(self) -> None:
+    def on_unmount(self) -> None:
         if self._reserve_timer is not None:
             self._reserve_timer.stop()
             self._reserve_timer = None
-        await self._stop_stream()
+        self._pending.clear()
 
 
 class ToolBlock(Static, ExpandableBlock):

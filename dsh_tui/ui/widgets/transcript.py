@@ -153,13 +153,6 @@ class Transcript(PaneKeys, VerticalScroll):
             return
         self._sync_soon()
 
-    def sync_now(self) -> None:
-        """Show what changed now, held for typing or not: the shown agent's state or inbox
-        changed, which the person's next key may act on (`KeysFirst.release`)."""
-        keys_first = getattr(self.app, "keys_first", None)
-        if keys_first is None or not keys_first.release(self._sync_soon):
-            self._sync_soon()
-
     def _sync_soon(self) -> None:
         if not self._sync_pending:
             self._sync_pending = True
