@@ -30,6 +30,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from ..keys import key_name
+from ..offscreen import release
 from ..panekeys import PaneKeys
 from ..state.agent_view import AgentView
 from .blocks import (
@@ -91,6 +92,9 @@ class Transcript(PaneKeys, VerticalScroll):
     in; a farther one re-centres the window on it."""
     CONTEXT = 5
     """Items mounted before a revealed match, when the window is re-centred on it."""
+    KEEP_DRAWN = 1
+    """Pane heights above and below the shown part whose blocks keep their rendered lines;
+    farther blocks drop them (`offscreen.release`) and render again if scrolled back to."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "toggle_reasoning", "Reasoning", id="toggle_reasoning",
@@ -199,7 +203,27 @@ class Transcript(PaneKeys, VerticalScroll):
                     await self._hint.remove()
                     self._hint = None
                 await self.mount_all(widgets)
+                self.call_after_refresh(self.release_offscreen)
         self._prune()
+
+    def release_offscreen(self) -> int:
+        """Drop the rendered lines of mounted blocks far out of sight; returns how many.
+
+        Every line Textual draws of a block stays cached while the block is mounted, so
+        blocks that scrolled up out of a followed tail held most of the app's memory per
+        event (benchmarks/bench_soak.py). Run after new blocks are laid out: a released
+        block is drawn again from its item's text when it is scrolled back into view."""
+        height = self.scrollable_content_region.height
+        if not height:
+            return 0
+        top = round(self.scroll_y) - height * self.KEEP_DRAWN
+        bottom = round(self.scroll_y) + height * (1 + self.KEEP_DRAWN)
+        dropped = 0
+        for block in self.blocks.values():
+            region = block.virtual_region
+            if region.bottom < top or region.y > bottom:
+                dropped += release(block)
+        return dropped
 
     def _make(self, item: Any) -> Widget:
         block = make_block(item)
