@@ -7,6 +7,7 @@ Every piece of user or model text goes through `visible()` and is placed in a
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from typing import Any, ClassVar
@@ -14,7 +15,7 @@ from typing import Any, ClassVar
 from markdown_it import MarkdownIt
 from textual import events
 from textual.content import Content
-from textual.geometry import Region
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.timer import Timer
 from textual.widget import Widget
@@ -114,6 +115,9 @@ class TranscriptBlock:
 
     def show_item(self, item: Item) -> None:
         raise NotImplementedError
+
+    async def built(self) -> None:
+        """Wait until the block has built what it shows (mounted, it draws at once)."""
 
     def set_search(self, query: str | None) -> None:
         """Highlight `query` inside this block (None: no highlight)."""
@@ -237,12 +241,45 @@ class ReasoningBlock(Static, ExpandableBlock):
             self.update(head + marked(Content(one_line(text, 200)), self.search))
 
 
+def _size_updated_once(widget: Widget, size: Size, virtual_size: Size,
+                       container_size: Size) -> bool:
+    """Take a new size without asking for another layout.
+
+    Textual's `virtual_size` is a layout reactive: a widget laid out at a new size (as
+    every reply and paragraph shown for the first time is) asked for a second layout, and
+    the whole pane was laid out and drawn again a frame later. The layout that measured a
+    widget that does not scroll has placed everything in it already."""
+    return Widget._size_updated(widget, size, virtual_size, container_size, layout=False)
+
+
+_LAID_OUT_ONCE: dict[type[MarkdownBlock], type[MarkdownBlock]] = {}
+
+
+def laid_out_once(cls: type[MarkdownBlock]) -> type[MarkdownBlock]:
+    """`cls` (a Markdown block: paragraph, list, fence …) taking its size as
+    `_size_updated_once` does; same name, so every style rule still applies."""
+    sub = _LAID_OUT_ONCE.get(cls)
+    if sub is None:
+        def size_updated(self: Widget, size: Size, virtual_size: Size, container_size: Size,
+                         layout: bool = True) -> bool:
+            return _size_updated_once(self, size, virtual_size, container_size)
+
+        sub = _LAID_OUT_ONCE[cls] = type(cls.__name__, (cls,), {
+            "_size_updated": size_updated, "__module__": cls.__module__,
+            "__doc__": cls.__doc__})
+    return sub
+
+
 class PlainFence(MarkdownFence):
     """A code fence shown without syntax highlighting while its message still streams.
 
     Re-highlighting a growing fence on every append is quadratic (measured: 59 chunks/s
     instead of 1,065); the block is highlighted once, at the end.
     """
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size,
+                      layout: bool = True) -> bool:
+        return _size_updated_once(self, size, virtual_size, container_size)
 
     @classmethod
     def highlight(cls, code: str, language: str, ansi: bool = False,
@@ -278,6 +315,10 @@ class GrowingParagraph(_Paragraph):  # type: ignore[misc,valid-type]
     paragraph already has (most appends: a new line starts every dozen chunks or so)
     needs only its own lines drawn again."""
 
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size,
+                      layout: bool = True) -> bool:
+        return _size_updated_once(self, size, virtual_size, container_size)
+
     def set_content(self, content: Content) -> None:
         width, height = self.size
         if not self.is_mounted or not width:
@@ -309,6 +350,16 @@ class AssistantBlock(Markdown, TranscriptBlock):
         self.reserved: int | None = None
         """The fixed height while streaming (text plus TAIL_SLACK); None: auto."""
         self._reserve_timer: Timer | None = None
+        self._built = asyncio.Event()
+
+    async def built(self) -> None:
+        """Wait until the reply's paragraphs are mounted: Markdown parses its text in a
+        thread and mounts the paragraphs after the reply itself is mounted."""
+        await self._built.wait()
+
+    def on_markdown_table_of_contents_updated(self) -> None:
+        """Markdown's last word on an update: the paragraphs are mounted."""
+        self._built.set()
 
     def on_mount(self) -> None:
         if self.streaming:
@@ -330,6 +381,10 @@ class AssistantBlock(Markdown, TranscriptBlock):
         keys_first = getattr(self.app, "keys_first", None)
         if keys_first is None or not keys_first.typing():
             self._reserve()
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size,
+                      layout: bool = True) -> bool:
+        return _size_updated_once(self, size, virtual_size, container_size)
 
     def _reserve(self) -> None:
         """Grow the fixed height once the text comes within a line of it (see TAIL_SLACK)."""
@@ -365,7 +420,7 @@ class AssistantBlock(Markdown, TranscriptBlock):
             return PlainFence
         if block_name == "paragraph_open":
             return GrowingParagraph
-        return super().get_block_class(block_name)
+        return laid_out_once(super().get_block_class(block_name))
 
     def _shown_text(self, item: Item) -> str:
         """What the Markdown shows: all of it, or its first MARKDOWN_LIMIT characters (plus,
@@ -479,6 +534,7 @@ class AssistantBlock(Markdown, TranscriptBlock):
                 continue  # a block kind that renders itself differently: left as it is
 
     def on_unmount(self) -> None:
+        self._built.set()  # nobody waits for a reply that is gone
         if self._reserve_timer is not None:
             self._reserve_timer.stop()
             self._reserve_timer = None
