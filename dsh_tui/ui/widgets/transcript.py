@@ -18,6 +18,8 @@ times a second); each sync is one render, counted in `render_count`.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -76,6 +78,10 @@ class Transcript(PaneKeys, VerticalScroll):
     drawn in one frame, which the event loop (a typed key, every streaming agent) waits
     for: 30 at a time made frames of 80-120 ms CPU while reading back a long session; 10
     cut the soak's read-back lag p99 by about a third (benchmarks/bench_soak.py)."""
+    MOUNT_SLICE = 5
+    """Blocks of a page mounted per tick, hidden (`_mount_hidden`)."""
+    SETTLE = 1 / 30
+    BUILD_WAIT = 1.0
     HIGH_WATER = 100
     """Most blocks mounted at once: past it the farthest are unmounted (`_prune`,
     `_prune_newer`), whichever way the person scrolls."""
@@ -87,7 +93,7 @@ class Transcript(PaneKeys, VerticalScroll):
     keeps a person's keystrokes and the app's memory flat; scrolling up pages older blocks
     back in (up to HIGH_WATER)."""
     TAIL_LOW = 30
-    NEAR = 90
+    NEAR = 20
     """A match at most this many items before the window is revealed by paging older items
     in; a farther one re-centres the window on it."""
     CONTEXT = 5
@@ -251,12 +257,14 @@ class Transcript(PaneKeys, VerticalScroll):
             await self.mount(self._hint)
         self.anchor()
 
-    async def _mount_window(self, bounds: Callable[[int], tuple[int, int]]) -> None:
+    async def _mount_window(self, bounds: Callable[[int], tuple[int, int]],
+                            sliced: bool = False) -> None:
         """Replace every widget by items[first:end], with a marker for what lies on either
         side; a window that ends before the model does is detached from the tail.
 
         `bounds` maps the item count to (first, end) once the old widgets are gone: the
-        model may grow while they are removed."""
+        model may grow while they are removed. `sliced`: the blocks are mounted hidden, a
+        few per tick, and shown in one frame (`_mount_hidden`)."""
         await self.remove_children()
         self.blocks = {}
         self._marker = self._newer = None
@@ -274,6 +282,7 @@ class Transcript(PaneKeys, VerticalScroll):
         self.first, self.end = first, end
         self.detached = end < len(items) or self._more_log(earlier=False)
         widgets: list[Widget] = []
+        blocks: list[Widget] = []
         if first:
             self._marker = OlderMarker()
             self._marker.set_count(first)
@@ -281,20 +290,26 @@ class Transcript(PaneKeys, VerticalScroll):
         for item in items[first:end]:
             block = self._make(item)
             self.blocks[item.index] = block
-            widgets.append(block)
+            blocks.append(block)
+        if not sliced:
+            widgets.extend(blocks)
         if self.detached:
             self._newer = NewerMarker()
             self._newer.set_count(len(items) - end)
             widgets.append(self._newer)
         await self.mount_all(widgets)
+        if sliced and blocks:
+            await self._mount_hidden(blocks, before=self._newer)
+            self._show(blocks)
 
     def _prune(self, *, following: bool = True) -> None:
         """Drop the oldest widgets once far behind a tail that is being followed (or, with
         `following=False`, once a page of newer items made the window too long)."""
         high, low = (self.TAIL_HIGH, self.TAIL_LOW) if following else \
             (self.HIGH_WATER, self.LOW_WATER)
-        if len(self.blocks) <= high or (following and not self.following):
-            return
+        if len(self.blocks) <= high or (following and (not self.following or
+                                                       self._loading_page)):
+            return  # (a page being mounted above is not pruned under its feet)
         cut = len(self.blocks) - low
         doomed: list[Widget] = []
         index = self.first
@@ -373,8 +388,9 @@ class Transcript(PaneKeys, VerticalScroll):
         finally:
             self._loading_page = False
 
-    async def load_older(self) -> None:
-        """Mount the page of items before the first mounted one, keeping the view still."""
+    async def load_older(self, keep_view: bool = True) -> None:
+        """Mount the page of items before the first mounted one, keeping the view still
+        (`keep_view=False`: the view stays where it is, at the top, showing the new page)."""
         view = self.view
         if view is not None and self.first == 0 and self._more_log(earlier=True):
             await self._page_log(earlier=True)
@@ -393,10 +409,8 @@ class Transcript(PaneKeys, VerticalScroll):
                 self.blocks[item.index] = block
                 widgets.append(block)
             self.first = start
-            if anchor is not None:
-                await self.mount_all(widgets, before=anchor)
-            else:
-                await self.mount_all(widgets)
+            await self._mount_hidden(widgets, before=anchor)
+            self._show(widgets)
             if self._marker is not None:
                 if self.first:
                     self._marker.set_count(self.first)
@@ -404,10 +418,39 @@ class Transcript(PaneKeys, VerticalScroll):
                     await self._marker.remove()
                     self._marker = None
             await self._prune_newer()
-            if anchor is not None:
+            if anchor is not None and keep_view:
                 self.call_after_refresh(self.scroll_to_widget, anchor, top=True, animate=False)
         finally:
             self._loading_page = False
+
+    async def _mount_hidden(self, widgets: list[Widget], before: Widget | None) -> None:
+        """Mount `widgets` hidden, a few per tick: composing a block and laying out its
+        Markdown happen while nothing on screen changes; showing them is one frame."""
+        for widget in widgets:
+            widget.add_class("-pending")
+        for start in range(0, len(widgets), self.MOUNT_SLICE):
+            batch = widgets[start:start + self.MOUNT_SLICE]
+            if before is not None:
+                await self.mount_all(batch, before=before)
+            else:
+                await self.mount_all(batch)
+            for widget in batch:
+                if isinstance(widget, TranscriptBlock) and widget.is_attached:
+                    # Bounded: a block removed before it ever ran (a rebuilt window) never
+                    # says it is built; showing one before it is costs a frame, no more.
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(widget.built(), self.BUILD_WAIT)
+        # A paragraph asks for a layout when it is built and again once mounted: give the
+        # last ones a frame or two to have it done while hidden (else it is one more frame
+        # after they are shown, nothing worse). Not call_after_refresh: this may run inside
+        # the pane's (or the screen's) own handler, whose queue would run it after this.
+        await asyncio.sleep(self.SETTLE)
+
+    def _show(self, widgets: list[Widget]) -> None:
+        """Show blocks mounted hidden, all in the next frame."""
+        with self.app.batch_update():
+            for widget in widgets:
+                widget.remove_class("-pending")
 
     async def load_newer(self) -> None:
         """Mount the page of items after the last mounted one (a detached window only)."""
@@ -490,7 +533,7 @@ class Transcript(PaneKeys, VerticalScroll):
         """A window that starts a few items before `index`, detached from the tail."""
         self.anchor(False)
         await self._mount_window(lambda count: (max(0, index - self.CONTEXT),
-                                                min(count, index + self.WINDOW)))
+                                                min(count, index + self.PAGE)), sliced=True)
 
     border_title = EdgeTitle(bottom=False)
     border_subtitle = EdgeTitle(bottom=True)
@@ -536,6 +579,12 @@ class Transcript(PaneKeys, VerticalScroll):
             self._subtitle = subtitle
             self.border_subtitle = Content(subtitle)
 
+    def watch_has_focus(self, _has_focus: bool) -> None:
+        """Restyle the pane alone when it gains or loses focus: only its border depends on
+        it (`#transcript:focus`). Textual restyles every descendant, up to a hundred blocks
+        and their paragraphs: ~150 ms on the event loop for escape out of a search."""
+        self.app.stylesheet.update_nodes([self], animate=True)
+
     @property
     def following(self) -> bool:
         return self._anchored and not self._anchor_released
@@ -580,5 +629,8 @@ class Transcript(PaneKeys, VerticalScroll):
         self._show_follow_state()
 
     async def action_load_older(self) -> None:
+        """Show the page of items before the first: at the top of the pane, where `home`
+        went. (Scrolling past the top with the arrows or the mouse keeps the view still
+        instead, `load_older()`: the person is reading there.)"""
         self.scroll_home(animate=False)
-        await self.load_older()
+        await self.load_older(keep_view=False)
