@@ -967,8 +967,8 @@ class MainScreen(Screen[None]):
         log = self.event_log
         log.shown = not log.shown
         if log.shown:
-            log.show_agent(self.selected_id)
-            log.reload()
+            log.agent_id = self.selected_id
+            log.reload()  # once (show_agent would reload as well)
 
     def action_rename_agent(self) -> None:
         """Name the selected agent: a `session/title` in its log (source user, as upstream

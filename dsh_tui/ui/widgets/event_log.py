@@ -11,6 +11,7 @@ fast with thousands of them.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
@@ -26,6 +27,10 @@ from ..state.text import compact_json, short_id, visible, visible_label
 
 DEFAULT_FILTER = "-chunk"
 MAX_LINES = 5000
+FIRST_LINES = 200
+"""Lines a reload formats at once: the newest, where the log shows its end."""
+FORMAT_SLICE = 100
+"""Older lines formatted per tick after a reload."""
 
 
 def matches(entry_type: str, words: list[str], agent_id: str = "") -> bool:
@@ -94,6 +99,8 @@ class EventLog(Vertical):
         self.words = DEFAULT_FILTER.split()
         self.serial = 0
         self.lines_written = 0
+        self.reloads = 0
+        self._wanted_types: dict[str, bool] = {}
 
     def compose(self) -> ComposeResult:
         with Horizontal():
@@ -108,6 +115,7 @@ class EventLog(Vertical):
 
     def set_filter(self, text: str) -> None:
         self.words = text.split()
+        self._wanted_types = {}
         self.reload()
 
     def show_agent(self, agent_id: str | None) -> None:
@@ -115,16 +123,38 @@ class EventLog(Vertical):
         if self.display and not self.all_agents:
             self.reload()
 
+    @staticmethod
+    def _clear(log: Log) -> None:
+        """Empty the log, scrolled to its top: Textual's `Log.clear` keeps the old scroll
+        offset, past the end of no lines, and the next write then does not follow the end."""
+        log.clear()
+        log.scroll_to(y=0, animate=False, immediate=True)
+
     def _wanted(self, entry: LogEntry) -> bool:
         named = any(w.startswith("@") and len(w) > 1 for w in self.words)
         if not self.all_agents and not named and entry.agent_id != self.agent_id:
             return False
-        return matches(entry.type, self.words, entry.agent_id)
+        if named:
+            return matches(entry.type, self.words, entry.agent_id)
+        wanted = self._wanted_types.get(entry.type)
+        if wanted is None:  # a handful of types, thousands of entries: match each type once
+            wanted = self._wanted_types[entry.type] = matches(entry.type, self.words)
+        return wanted
+
+    def _with_agent(self) -> bool:
+        return self.all_agents or any(w.startswith("@") for w in self.words)
 
     def reload(self) -> None:
-        """Re-render from the bridge's log (the newest MAX_LINES matching entries)."""
+        """Re-render from the bridge's log (the newest MAX_LINES matching entries).
+
+        Only the newest `FIRST_LINES` are formatted at once (a screenful and more, where
+        the log shows its end); the older ones are formatted a slice at a time by a worker
+        and put in front of them when all are done. Formatting a line can read a packed
+        chunk back: 5,000 of them in one go held the event loop ~400 ms (every streaming
+        agent and a typed key waited; benchmarks/bench_soak.py's read-back)."""
         log = self.log_widget
-        log.clear()
+        self._clear(log)
+        self._wanted_types = {}
         picked: list[LogEntry] = []
         for entry in self.bridge.entries_newest_first():
             if self._wanted(entry):
@@ -132,8 +162,38 @@ class EventLog(Vertical):
                 if len(picked) >= MAX_LINES:
                     break
         picked.reverse()
-        self._write(picked)
+        self.reloads += 1
+        older, newest = picked[:-FIRST_LINES], picked[-FIRST_LINES:]
+        self._write(newest)
         self.serial = self.bridge.log_serial
+        if older:
+            self.run_worker(self._write_older(older, self.reloads), group="event-log-older",
+                            exclusive=True)
+
+    async def _write_older(self, entries: list[LogEntry], reload: int) -> None:
+        """Format `entries` (older than every line shown) a slice per tick, then put them
+        in front of the lines shown, keeping what the person looks at where it was."""
+        with_agent = self._with_agent()
+        lines: list[str] = []
+        for start in range(0, len(entries), FORMAT_SLICE):
+            await asyncio.sleep(0)
+            if reload != self.reloads:
+                return  # a newer reload (another filter, agent or scope) took over
+            lines.extend(format_entry(e, with_agent=with_agent)
+                         for e in entries[start:start + FORMAT_SLICE])
+        if reload != self.reloads:
+            return
+        log = self.log_widget
+        # At its end (or not scrolled yet: a reload's scroll to the end can still be
+        # pending); else the person scrolled up meanwhile and stays on the same line.
+        at_end = log.scroll_y >= log.max_scroll_y or log.scroll_y == 0
+        shown = list(log.lines)
+        top = log.scroll_y
+        self._clear(log)
+        log.write_lines(lines + shown, scroll_end=at_end)
+        if not at_end:
+            log.scroll_to(y=top + len(lines), animate=False, immediate=True)
+        self.lines_written += len(lines)
 
     def append_new(self) -> None:
         """Write the entries logged since the last call (called from the flush)."""
@@ -142,7 +202,7 @@ class EventLog(Vertical):
         self._write(e for e in fresh if self._wanted(e))
 
     def _write(self, entries: Iterable[LogEntry]) -> None:
-        with_agent = self.all_agents or any(w.startswith("@") for w in self.words)
+        with_agent = self._with_agent()
         lines = [format_entry(e, with_agent=with_agent) for e in entries]
         if lines:
             self.lines_written += len(lines)

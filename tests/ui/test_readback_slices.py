@@ -1,0 +1,127 @@
+"""Reading back in slices (issue 14): what a person sees stays whole while the work is cut up.
+
+A page of older items is mounted hidden, a few blocks per tick, and shown in one
+frame; a search far back builds its window the same way; the event log formats the
+newest lines of a reload at once and the older ones a slice per tick. These tests
+check what must not change for that: every item in order with no gap or duplicate at
+a page seam, each older match landed on in turn, exactly the matching log lines.
+"""
+
+from __future__ import annotations
+
+from dsh_tui.harness import new_world
+from dsh_tui.harness.readonly import register_log_agent
+from dsh_tui.ui.widgets.event_log import FIRST_LINES, format_entry
+from dsh_tui.ui.widgets.search_bar import SearchBar
+
+from .conftest import SIZE, long_log, make_app, screen_text, settle, wait_until
+
+
+def _mounted_items(transcript: object) -> list[int]:
+    """The item indexes of the blocks mounted in the pane, in screen order."""
+    return [child.item_index for child in transcript.children  # type: ignore[attr-defined]
+            if hasattr(child, "item_index")]
+
+
+async def test_every_page_of_older_items_joins_the_window_in_order_and_is_shown() -> None:
+    ctx = new_world(read_only=True)
+    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, long_log(20))
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        transcript = app.main.transcript
+        items = app.main.selected_view.transcript.items
+        pages = 0
+        while transcript.first > 0:
+            first = transcript.first
+            await transcript.action_load_older()  # `home`: the page before the first
+            await settle(pilot)
+            pages += 1
+            assert transcript.first == max(0, first - transcript.PAGE)
+            # No gap, no duplicate, no block left hidden at the seam.
+            assert _mounted_items(transcript) == list(range(transcript.first, transcript.end))
+            assert sorted(transcript.blocks) == list(range(transcript.first, transcript.end))
+            assert not transcript.query(".-pending")
+            # The new page is what the pane shows: its first item at the top.
+            top = transcript.blocks[transcript.first]
+            # (below the marker line of the items still before it, and its own top margin)
+            assert transcript.scroll_y == 0 and top.region.y <= transcript.content_region.y + 2
+        assert pages >= 4 and transcript.end == len(items)
+        assert "question 1" in screen_text(app)
+
+
+async def test_scrolling_past_the_top_keeps_the_item_read_in_place() -> None:
+    ctx = new_world(read_only=True)
+    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, long_log(20))
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        transcript = app.main.transcript
+        transcript.scroll_home(animate=False, immediate=True)
+        await settle(pilot)
+        first = transcript.first
+        anchor = transcript.blocks[first]
+        await transcript.load_older()  # what scrolling up past the top does
+        await settle(pilot)
+        assert transcript.first == first - transcript.PAGE
+        assert _mounted_items(transcript) == list(range(transcript.first, transcript.end))
+        # The page went in above: the item being read is still at the top.
+        assert transcript.scroll_y > 0
+        assert abs(anchor.region.y - transcript.content_region.y) <= 1
+
+
+async def test_search_lands_on_each_older_match_in_turn_far_back() -> None:
+    ctx = new_world(read_only=True)
+    needles = (2, 40, 90, 140)
+    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0},
+                       long_log(150, needles))
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        transcript = app.main.transcript
+        items = app.main.selected_view.transcript.items
+        await pilot.press("ctrl+f", *"needle")
+        await settle(pilot)
+        bar = app.query_one("#search", SearchBar)
+        for turn in reversed(needles):  # newest first, then older and older
+            hit = transcript.marked
+            assert hit is not None and f"answer {turn} mentions" in items[hit].current_text()
+            assert transcript.first <= hit < transcript.end
+            assert transcript.blocks[hit].has_class("-search-hit")
+            assert not transcript.query(".-pending")
+            assert _mounted_items(transcript) == list(range(transcript.first, transcript.end))
+            assert f"answer {turn} mentions the Needle" in screen_text(app)
+            await pilot.press("enter")
+            await settle(pilot)
+        assert "wrapped" in str(bar.query_one("#search-status").render())
+        await pilot.press("escape")
+        await settle(pilot)
+        assert transcript.has_focus and transcript.marked is None
+
+
+async def test_the_event_log_shows_exactly_the_matching_lines_after_a_reload() -> None:
+    ctx = new_world(read_only=True)
+    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, long_log(150))
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f2")
+        await settle(pilot)
+        log = app.main.event_log
+        bridge = app.bridge
+
+        def expected(word: str) -> list[str]:
+            entries = [e for e in bridge.entries_newest_first()
+                       if e.agent_id == "long" and word in e.type]
+            return [format_entry(e, with_agent=False) for e in reversed(entries)]
+
+        for word in ("turn", "message", "turn/end"):
+            log.set_filter(word)
+            wanted = expected(word)
+            assert len(wanted) > FIRST_LINES or word == "turn/end"
+            shown = list(log.log_widget.lines)
+            assert shown == wanted[-len(shown):]  # the newest first, at once
+            await wait_until(pilot, lambda w=wanted: list(log.log_widget.lines) == w)
+            # Still showing its end, where the newest lines are.
+            await wait_until(pilot, lambda: 0 < log.log_widget.scroll_y
+                             == log.log_widget.max_scroll_y)
