@@ -63,6 +63,13 @@ Figures:
   every 0.1 s as a person holding a key down would. Baseline:
   the p99 of an equal window just before, in the same process, without the
   driver. Bar <= 50 ms.
+  What the window covers (a limit of the measure, not changed here): the history is
+  ~1,800 transcript items, 10 a page, at least 0.1 s a key, so the driver is still
+  paging up when the window ends (8 s with --quick, 20 s otherwise: 20-60 pages);
+  its search and event-log steps run after `stop`, outside the lags measured (the
+  `searches`/`rounds` counts say so: 1 and 1, both after the window). The figure is
+  the lag while paging up; searching and the event log are covered by tests
+  (tests/ui/test_readback_slices.py) and measured apart, not by this figure.
 
 Run alone: `python benchmarks/bench_soak.py [--quick] [--seconds N] [--old]`.
 """
