@@ -13,7 +13,7 @@ from typing import Any
 
 from dsh_tui.compose import build_context
 from dsh_tui.ui.screens.main import set_title
-from dsh_tui.ui.widgets.blocks import TAIL_SLACK, AssistantBlock
+from dsh_tui.ui.widgets.blocks import TAIL_SLACK, AssistantBlock, GrowingParagraph
 
 from .conftest import SIZE, add_agent, make_app, msg, screen_text, settle, wait_until
 
@@ -54,6 +54,22 @@ class LineCounter:
             return render_line(*args)
 
         cache.render_line = counted
+
+
+class ReflowCounter:
+    """Counts the screen's full layouts (its compositor's `reflow`; a scroll that only
+    moves the view is not one)."""
+
+    def __init__(self, screen: Any) -> None:
+        self.count = 0
+        compositor = screen._compositor
+        reflow = compositor.reflow
+
+        def counted(*args: Any) -> Any:
+            self.count += 1
+            return reflow(*args)
+
+        compositor.reflow = counted
 
 
 async def test_a_streamed_reply_repaints_what_grew_not_the_transcript_pane() -> None:
@@ -163,23 +179,39 @@ async def test_a_paragraph_growing_within_its_lines_is_drawn_without_a_layout() 
         transcript = app.main.transcript
         (block,) = transcript.query(AssistantBlock)
         await wait_until(pilot, lambda: block.reserved is not None)
+        view = app.bridge.views[agent.id]
+        await wait_until(pilot, lambda: not view.tombstones)  # the inbox is still from now on
         await settle(pilot)
-        layouts: list[object] = []
-        app.screen.screen_layout_refresh_signal.subscribe(transcript, layouts.append)
+        layouts = ReflowCounter(app.screen)
 
         for word in (" one", " two", " three"):  # the paragraph's line has room for these
             parts.append(word)
             await gated.parts.put(word)
             await wait_until(pilot, lambda w=word: w.strip() in screen_text(app))
             await settle(pilot)
-        assert layouts == []
+        assert layouts.count == 0
+
+        # A word that starts a new line: one layout, not a second one for the sizes it
+        # measured (`OneLayout`).
+        (paragraph,) = block.query(GrowingParagraph)
+        height = paragraph.size.height
+        n = 0
+        while paragraph.size.height == height:
+            n += 1
+            parts.append(f" w{n:02d}")
+            await gated.parts.put(parts[-1])
+            await wait_until(pilot, lambda n=n: block.source.endswith(f"w{n:02d}"))
+            await settle(pilot)
+        assert paragraph.size.height == height + 1
+        await settle(pilot)
+        assert layouts.count == 1
 
         width = transcript.scrollable_content_region.width
         parts.append(" and on" * width)  # wraps onto new lines: the reply is laid out
         await gated.parts.put(parts[-1])
         await wait_until(pilot, lambda: len(block.source) == len("".join(parts)))
         await settle(pilot)
-        assert layouts
+        assert layouts.count > 1
         assert block.source == "".join(parts)
         await gated.parts.put(None)
         await asyncio.wait_for(agent.when_idle(), 10)

@@ -24,7 +24,7 @@ from textual.widgets.markdown import MarkdownBlock, MarkdownFence
 
 from ..state.text import format_duration, last_line, one_line, short_id, visible, visible_label
 from ..state.transcript import Item
-from .repaint import called_by_mount
+from .repaint import OneLayout, called_by_mount
 
 LANE_GLYPH = {"follow-up": "↵", "steer": "⚑", "inject": "✚", "context": "◇", "message": "•"}
 LANE_STYLE = {"follow-up": "$lane-followup", "steer": "$lane-steer", "inject": "$lane-inject",
@@ -144,7 +144,7 @@ class ExpandableBlock(TranscriptBlock):
         self.toggle()
 
 
-class Separator(Widget, TranscriptBlock):
+class Separator(OneLayout, Widget, TranscriptBlock):
     """`── turn 3 ──`, `── turn 3 · completed · 4.1s ──`, or a dim `· step 2`."""
 
     def __init__(self, item: Item) -> None:
@@ -180,7 +180,7 @@ class Separator(Widget, TranscriptBlock):
         return Content(head + "─" * (width - len(head)))
 
 
-class StaticBlock(Static, TranscriptBlock):
+class StaticBlock(OneLayout, Static, TranscriptBlock):
     """A block drawn as one `Static`, classed by its item (lane or level) and the search."""
 
     def __init__(self, item: Item) -> None:
@@ -208,7 +208,7 @@ class UserBlock(StaticBlock):
                                          self.search))
 
 
-class ReasoningBlock(Static, ExpandableBlock):
+class ReasoningBlock(OneLayout, Static, ExpandableBlock):
     """Reasoning, collapsed by default; while it streams it shows its latest line.
 
     Click it (or press ctrl+r in the transcript) to expand or collapse.
@@ -305,7 +305,7 @@ _Paragraph: type[MarkdownBlock] = Markdown.BLOCKS["paragraph_open"]
 """Textual's paragraph block (its class is not exported; `Markdown.BLOCKS` is public)."""
 
 
-class GrowingParagraph(_Paragraph):  # type: ignore[misc,valid-type]
+class GrowingParagraph(OneLayout, _Paragraph):  # type: ignore[misc,valid-type]
     """A reply's paragraph that asks for a layout only when its height changes.
 
     Textual's paragraph asks for a layout of the screen on every change of its text, and
@@ -330,7 +330,7 @@ class GrowingParagraph(_Paragraph):  # type: ignore[misc,valid-type]
             self.refresh(layout=True)  # a line more (or less): the reply is laid out again
 
 
-class AssistantBlock(Markdown, TranscriptBlock):
+class AssistantBlock(OneLayout, Markdown, TranscriptBlock):
     """The assistant's text as Markdown, streamed by appending what arrived since the last
     flush (several flushes' worth in one append when appends fall behind)."""
 
@@ -541,7 +541,7 @@ class AssistantBlock(Markdown, TranscriptBlock):
         self._pending.clear()
 
 
-class ToolBlock(Static, ExpandableBlock):
+class ToolBlock(OneLayout, Static, ExpandableBlock):
     """A tool call: name, arguments, how long it ran, and its result (click to expand)."""
 
     def __init__(self, item: Item) -> None:

@@ -14,7 +14,7 @@ from types import CodeType
 
 from rich.text import Text
 from textual.content import Content
-from textual.geometry import Region
+from textual.geometry import Region, Size
 from textual.widget import AwaitMount, Widget
 
 
@@ -68,3 +68,21 @@ class EdgeTitle:
     def __get__(self, obj: Widget | None, objtype: type[Widget] | None = None) -> str | None:
         title: Content | None = getattr(obj, self._internal_name, None)
         return None if title is None else title.markup
+
+
+class OneLayout:
+    """Mixin for a transcript block: a change of its size found by a layout does not ask
+    for another layout.
+
+    Textual stores the size a layout measured in the widget's `virtual_size`, whose
+    setter asks for a layout of the screen, though this runs inside the layout that
+    measured it: a reply growing by a line, its reserve growing, a block mounted, each
+    was laid out twice, in two frames (the second 10-15 ms of the 2-core VM's CPU,
+    `benchmarks/bench_keys.py`). A block neither scrolls nor shows its virtual size, so
+    it takes the new size without that second layout (as the transcript pane does for
+    its own height, `Transcript._size_updated`)."""
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size,
+                      layout: bool = True) -> bool:
+        return super()._size_updated(  # type: ignore[misc]
+            size, virtual_size, container_size, layout=False)
