@@ -42,18 +42,27 @@ Figures:
   slope in the baseline soak. Bar <= 100 MB/hour.
 - `soak.heap_bytes_per_event`: heap bytes (`tracemalloc`) an event still holds
   after its step ended. A soak of its own with tracemalloc on (10 agents, replies
-  streamed as fast as the loop goes, since tracemalloc slows every allocation):
-  every agent runs at least 2 turns (warm-up: imports, Textual's bounded render caches, the
-  event log's chunk ring) and on until the shown transcript has unmounted its first
-  blocks (its window of 30-50 mounted blocks and their rendered lines is full: with a
-  window still filling, those bounded lines counted as ~190 of ~270 bytes an event),
-  at most `WARM_CAP` turns, then 4 more (1 and 2 with --quick) and on to the next turn in
-  which the window unmounts blocks again, so the window is at the same phase of its
-  30-to-50 cycle when the heap is read at both ends (a window refilling from 30 blocks
-  counted 196 bytes an event, one that had just been trimmed 77). After each phase
-  every agent is idle, the app has flushed and a full collection ran, so nothing is
-  mid-step when the heap is read. The figure is the heap growth over the second
-  phase per event it logged. Baseline: the same with chunks kept live. Bar <= 64.
+  streamed as fast as the loop goes, since tracemalloc slows every allocation).
+  Warm-up: every agent runs at least 2 turns and on until the shown transcript has
+  trimmed its window of mounted blocks twice (`WARM_PRUNES`; at most `WARM_CAP`
+  turns): once, the window of 30-50 blocks is full; twice, it has gone through one
+  whole cycle, and the bounded caches that fill with what the app draws and logs
+  (Textual's and rich's LRU caches, the bridge's 5,000-entry rings) have had that
+  cycle to fill. Measured: at least 12 more turns (`HEAP_PHASE`; 2 with
+  --quick) and on to the next turn in which the window is trimmed, so it is at the
+  same phase of its 30-to-50 cycle when the heap is read at both ends (a window
+  refilling from 30 blocks counted 196 bytes an event, one just trimmed 77). After
+  each phase every agent is idle, the app has flushed and a full collection ran, so
+  nothing is mid-step when the heap is read. The figure is the heap growth over the
+  measured phase per event it logged; the result's `cycles` gives the same figure
+  from the start of the measured phase to each trim inside it (a bounded cost still
+  filling shrinks per event as the phase grows; growth does not). Until 2026-12-02
+  the warm-up stopped at the first trim and the phase was 4 turns (to the second
+  trim): on one hand-run with checkpoints (blocks far out of sight already dropping
+  their lines, ui/offscreen.py) that phase read 97 B/event, while from the second
+  trim the same run read 13 and 30 over one and two more cycles (50 over the later
+  cycle alone): what the first cycle counted was mostly caches still filling.
+  Baseline: the same with chunks kept live. Bar <= 64.
 - `soak.readback_p99_lag_ms`: the lag p99 while compacted history is read back,
   at the real rate (20 agents x 50 chunks/s, not accelerated). The shown agent is
   seeded with a 100,000-event history, packed up front (`session.pack()`); a driver
@@ -112,8 +121,17 @@ HISTORY_EVENTS = 100_000
 HEAP_AGENTS = 10
 """Agents of the heap soak: the figure is per event, and tracemalloc makes every one slow."""
 WARM_CAP = 30
-"""The most warm-up turns of the heap soak: it warms up until the shown transcript has
-unmounted its first blocks (its window of mounted blocks is full), at least `warm` turns."""
+"""The most warm-up turns of the heap soak (and the most turns it waits for the window to
+be trimmed again at the end of its measured phase)."""
+WARM_PRUNES = 2
+"""The heap soak warms up until the shown transcript has trimmed its window of mounted
+blocks this many times: once, the window is full; twice, it has gone through a whole
+30-to-50 cycle, and the bounded caches that fill with what the app draws (Textual's and
+rich's LRU caches) have had that cycle to fill."""
+HEAP_PHASE = {"warm": 2, "turns": 12, "prunes": WARM_PRUNES}
+"""The heap soak of a full run: warm up through two trims of the window, then measure at
+least 12 turns of every agent (about three 30-to-50 cycles of the window) and on to the
+next trim."""
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
@@ -317,15 +335,22 @@ async def _turns(world: World, turns: int) -> None:
     await asyncio.gather(*(one(h.agent) for h in world.handles))
 
 
-async def heap_soak(warm: int, turns: int, old: bool) -> dict[str, float]:
+async def heap_soak(warm: int, turns: int, old: bool, prunes: int = WARM_PRUNES
+                    ) -> dict[str, Any]:
     """Heap growth per event over `turns` turns of every agent, measured with every step ended.
 
     Replies are not paced here (tracemalloc slows every allocation, and a paced run
     would log a handful of events): each one streams its chunks with a bare yield
     between them, so the figure is per event, whatever the machine's speed.
+
+    The heap is read after every measured turn that trims the shown transcript's window
+    (the same phase of its 30-to-50 cycle): `cycles` holds the figure from the start of
+    the measured phase to each of them, so a bounded cost still filling shows as a figure
+    that shrinks as the phase grows, and growth per event as one that does not.
     """
     Session.compact_chunks = not old
     tracemalloc.start()
+    cycles: list[dict[str, float]] = []
     try:
         with tempfile.TemporaryDirectory() as tmp:
             world = World(tmp, HEAP_AGENTS, 1e9, old=False)
@@ -337,17 +362,31 @@ async def heap_soak(warm: int, turns: int, old: bool) -> dict[str, float]:
                     app.main.select_agent(world.handles[0].agent.id)
                     await pilot.pause()
                     transcript = app.main.transcript
-                    warmed = 0
-                    while warmed < warm or (transcript.first == 0 and warmed < WARM_CAP):
+                    warmed = trims = 0
+                    first = transcript.first
+                    while warmed < warm or (trims < prunes and warmed < WARM_CAP):
                         await _turns(world, 1)
                         warmed += 1
+                        if transcript.first != first:
+                            trims += 1
+                            first = transcript.first
                     heap0, events0 = await _settled_heap(world, pilot)
                     pruned = transcript.first
-                    ran = 0  # to the next turn that prunes the window: the same phase again
-                    while ran < turns or (transcript.first == pruned and ran < WARM_CAP):
+                    ran = 0  # on to the next turn that prunes the window: the same phase again
+                    heap1, events1 = heap0, events0
+                    same_phase = False
+                    while not same_phase and ran < turns + WARM_CAP:
                         await _turns(world, 1)
                         ran += 1
-                    heap1, events1 = await _settled_heap(world, pilot)
+                        if transcript.first != pruned:
+                            pruned = transcript.first
+                            heap1, events1 = await _settled_heap(world, pilot)
+                            cycles.append({"turns": ran, "events": events1 - events0,
+                                           "bytes_per_event": round(
+                                               (heap1 - heap0) / max(1, events1 - events0), 1)})
+                            same_phase = ran >= turns
+                    if not same_phase:
+                        heap1, events1 = await _settled_heap(world, pilot)
             finally:
                 await world.close()
     finally:
@@ -355,7 +394,7 @@ async def heap_soak(warm: int, turns: int, old: bool) -> dict[str, float]:
         Session.compact_chunks = True
     return {"bytes_per_event": (heap1 - heap0) / max(1, events1 - events0),
             "events": events1 - events0, "warm_turns": warmed, "turns": ran,
-            "same_phase": pruned > 0 and transcript.first != pruned}
+            "same_phase": same_phase, "cycles": cycles}
 
 
 # ---- lag while compacted history is read back ----------------------------------------------
@@ -456,7 +495,8 @@ def _run_child(spec: dict[str, Any]) -> dict[str, Any]:
         gc.collect()
         return asdict(asyncio.run(soak(spec["seconds"], old=spec["old"])))
     if mode == "heap":
-        return asyncio.run(heap_soak(spec["warm"], spec["turns"], spec["old"]))
+        return asyncio.run(heap_soak(spec["warm"], spec["turns"], spec["old"],
+                                     spec.get("prunes", WARM_PRUNES)))
     if mode == "readback":
         return asyncio.run(readback_soak(spec["seconds"]))
     raise ValueError(mode)
@@ -491,7 +531,7 @@ def run(quick: bool = False) -> dict[str, dict[str, Any]]:
     duration = 10.0 if quick else 60.0
     old = _child({"mode": "window", "seconds": duration, "old": True})
     new = _child({"mode": "window", "seconds": duration, "old": False})
-    turns = {"warm": 1 if quick else 2, "turns": 2 if quick else 4}
+    turns = {"warm": 1, "turns": 2, "prunes": 1} if quick else HEAP_PHASE
     heap_old = _child({"mode": "heap", **turns, "old": True})
     heap_new = _child({"mode": "heap", **turns, "old": False})
     readback = _child({"mode": "readback", "seconds": 8.0 if quick else 20.0})
@@ -545,6 +585,6 @@ if __name__ == "__main__":
     if "--heap" in sys.argv:
         for old in (True, False):
             print("heap", "baseline" if old else "now",
-                  _child({"mode": "heap", "warm": 2, "turns": 4, "old": old}))
+                  _child({"mode": "heap", **HEAP_PHASE, "old": old}))
     if "--readback" in sys.argv:
         print("readback", _child({"mode": "readback", "seconds": seconds / 2}))
