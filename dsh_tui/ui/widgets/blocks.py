@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from markdown_it import MarkdownIt
 from textual import events
 from textual.content import Content
-from textual.geometry import Region, Size
+from textual.geometry import Region
 from textual.message import Message
 from textual.timer import Timer
 from textual.widget import Widget
@@ -241,45 +241,25 @@ class ReasoningBlock(OneLayout, Static, ExpandableBlock):
             self.update(head + marked(Content(one_line(text, 200)), self.search))
 
 
-def _size_updated_once(widget: Widget, size: Size, virtual_size: Size,
-                       container_size: Size) -> bool:
-    """Take a new size without asking for another layout.
-
-    Textual's `virtual_size` is a layout reactive: a widget laid out at a new size (as
-    every reply and paragraph shown for the first time is) asked for a second layout, and
-    the whole pane was laid out and drawn again a frame later. The layout that measured a
-    widget that does not scroll has placed everything in it already."""
-    return Widget._size_updated(widget, size, virtual_size, container_size, layout=False)
-
-
 _LAID_OUT_ONCE: dict[type[MarkdownBlock], type[MarkdownBlock]] = {}
 
 
 def laid_out_once(cls: type[MarkdownBlock]) -> type[MarkdownBlock]:
-    """`cls` (a Markdown block: paragraph, list, fence …) taking its size as
-    `_size_updated_once` does; same name, so every style rule still applies."""
+    """`cls` (a Markdown block: list, table, quote …) taking a measured size as
+    `OneLayout` does; same name, so every style rule still applies."""
     sub = _LAID_OUT_ONCE.get(cls)
     if sub is None:
-        def size_updated(self: Widget, size: Size, virtual_size: Size, container_size: Size,
-                         layout: bool = True) -> bool:
-            return _size_updated_once(self, size, virtual_size, container_size)
-
-        sub = _LAID_OUT_ONCE[cls] = type(cls.__name__, (cls,), {
-            "_size_updated": size_updated, "__module__": cls.__module__,
-            "__doc__": cls.__doc__})
+        sub = _LAID_OUT_ONCE[cls] = type(cls.__name__, (OneLayout, cls), {
+            "__module__": cls.__module__, "__doc__": cls.__doc__})
     return sub
 
 
-class PlainFence(MarkdownFence):
+class PlainFence(OneLayout, MarkdownFence):
     """A code fence shown without syntax highlighting while its message still streams.
 
     Re-highlighting a growing fence on every append is quadratic (measured: 59 chunks/s
     instead of 1,065); the block is highlighted once, at the end.
     """
-
-    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size,
-                      layout: bool = True) -> bool:
-        return _size_updated_once(self, size, virtual_size, container_size)
 
     @classmethod
     def highlight(cls, code: str, language: str, ansi: bool = False,
@@ -314,10 +294,6 @@ class GrowingParagraph(OneLayout, _Paragraph):  # type: ignore[misc,valid-type]
     waits behind: `benchmarks/bench_keys.py`). Text that grows within the lines the
     paragraph already has (most appends: a new line starts every dozen chunks or so)
     needs only its own lines drawn again."""
-
-    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size,
-                      layout: bool = True) -> bool:
-        return _size_updated_once(self, size, virtual_size, container_size)
 
     def set_content(self, content: Content) -> None:
         width, height = self.size
@@ -381,10 +357,6 @@ class AssistantBlock(OneLayout, Markdown, TranscriptBlock):
         keys_first = getattr(self.app, "keys_first", None)
         if keys_first is None or not keys_first.typing():
             self._reserve()
-
-    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size,
-                      layout: bool = True) -> bool:
-        return _size_updated_once(self, size, virtual_size, container_size)
 
     def _reserve(self) -> None:
         """Grow the fixed height once the text comes within a line of it (see TAIL_SLACK)."""
