@@ -26,25 +26,19 @@ of that shape, `release` does nothing and the lines stay cached as before.
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from textual.geometry import Size
 from textual.widget import Widget
 
+from .textual_line import textual_is
+
 CHECKED_ON = "8.2."
 """The Textual release line whose private fields this reads."""
 
 
-def _textual_version() -> str:
-    try:
-        return version("textual")
-    except PackageNotFoundError:
-        return ""
-
-
 def _internals_fit() -> bool:
-    if not _textual_version().startswith(CHECKED_ON):
+    if not textual_is(CHECKED_ON):
         return False
     probe = Widget()
     styles = getattr(probe, "_styles_cache", None)

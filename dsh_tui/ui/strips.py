@@ -24,28 +24,22 @@ patch does. When a Textual release does that, drop this module and the pin's gua
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from textual.strip import Strip
+
+from .textual_line import textual_is
 
 _INSTALLED = "_dsh_no_self_cache"
 PATCHED_FOR = "8.2."
 """The Textual release line whose Strip this patch was read against."""
 
 
-def _textual_version() -> str:
-    try:
-        return version("textual")
-    except PackageNotFoundError:
-        return ""
-
-
 def install() -> None:
     """Patch Strip.divide/crop_extend so a strip never caches itself (see above)."""
     if getattr(Strip, _INSTALLED, False):
         return
-    if not _textual_version().startswith(PATCHED_FOR):
+    if not textual_is(PATCHED_FOR):
         return  # another Textual: its Strip may differ, so it is not touched
     if not {"_divide_cache", "_crop_extend_cache"} <= set(getattr(Strip, "__slots__", ())):
         return  # not the Strip this was written for: leave it alone
