@@ -88,7 +88,7 @@ class GcPacing:
 
     def after_key(self) -> bool:
         """A key was pressed: True if a freeze is due while something streams, which the
-        caller runs (`busy()`) once the key's frame is painted."""
+        caller runs (`freeze_after_key`) once the key's frame is painted."""
         return self.frozen and self._clock() - self._last >= KEY_FREEZE_EVERY
 
     def freeze_after_key(self) -> None:
