@@ -41,35 +41,29 @@ class GatedModel:
         yield {"type": "finish", "reason": {"kind": "stop"}}
 
 
-class LineCounter:
-    """Counts the lines Textual draws again for one widget (its styles cache's misses)."""
+class CallCounter:
+    """Counts the calls of one method of `owner`, which it wraps in place."""
 
-    def __init__(self, widget: Any) -> None:
+    def __init__(self, owner: Any, name: str) -> None:
         self.count = 0
-        cache = widget._styles_cache
-        render_line = cache.render_line
+        method = getattr(owner, name)
 
         def counted(*args: Any) -> Any:
             self.count += 1
-            return render_line(*args)
+            return method(*args)
 
-        cache.render_line = counted
+        setattr(owner, name, counted)
 
 
-class ReflowCounter:
-    """Counts the screen's full layouts (its compositor's `reflow`; a scroll that only
-    moves the view is not one)."""
+def line_counter(widget: Any) -> CallCounter:
+    """The lines Textual draws again for one widget (its styles cache's misses)."""
+    return CallCounter(widget._styles_cache, "render_line")
 
-    def __init__(self, screen: Any) -> None:
-        self.count = 0
-        compositor = screen._compositor
-        reflow = compositor.reflow
 
-        def counted(*args: Any) -> Any:
-            self.count += 1
-            return reflow(*args)
-
-        compositor.reflow = counted
+def reflow_counter(screen: Any) -> CallCounter:
+    """The screen's full layouts (its compositor's `reflow`; a scroll that only moves the
+    view is not one)."""
+    return CallCounter(screen._compositor, "reflow")
 
 
 async def test_a_streamed_reply_repaints_what_grew_not_the_transcript_pane() -> None:
@@ -88,7 +82,7 @@ async def test_a_streamed_reply_repaints_what_grew_not_the_transcript_pane() -> 
         await settle(pilot)
         reserved = block.reserved
         assert reserved is not None and block.size.height == reserved
-        pane = LineCounter(transcript)
+        pane = line_counter(transcript)
         height = transcript.virtual_size.height
 
         # Within the reserve: nothing moves, the pane is not drawn again.
@@ -130,7 +124,7 @@ async def test_a_new_title_repaints_its_row_of_the_border_only() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         transcript = app.main.transcript
-        pane = LineCounter(transcript)
+        pane = line_counter(transcript)
         set_title(transcript, "Transcript · a new title")
         await settle(pilot)
         assert pane.count == 1
@@ -182,7 +176,7 @@ async def test_a_paragraph_growing_within_its_lines_is_drawn_without_a_layout() 
         view = app.bridge.views[agent.id]
         await wait_until(pilot, lambda: not view.tombstones)  # the inbox is still from now on
         await settle(pilot)
-        layouts = ReflowCounter(app.screen)
+        layouts = reflow_counter(app.screen)
 
         for word in (" one", " two", " three"):  # the paragraph's line has room for these
             parts.append(word)
