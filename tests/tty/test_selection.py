@@ -69,8 +69,12 @@ def test_a_navigation_burst_leaves_one_still_selection_and_an_idle_app(
     term.write(burst(key("enter"), "for the chosen one", key("enter")))
     term.wait_for("for the chosen one")
     assert f"→ {chosen} ·" in term.text()
+    # Accepted = the durable inbox splice that took it. The log is written in batches, so the
+    # screen can show the message before the file holds it: wait for the file, then check who.
+    term.wait_until(lambda: any("for the chosen one" in accepted_texts(records)
+                                for records in term.sessions().values()),
+                    "the accepted message in a session log")
     sessions = term.sessions()
-    # Accepted = the durable inbox splice that took it (user/message is written in a batch).
     got = {sid: accepted_texts(records) for sid, records in sessions.items()}
     titles = {sid: [t["title"] for t in events_of(records, "session/title")][-1]
               for sid, records in sessions.items()}
