@@ -4,6 +4,7 @@ coalesced rendering and lazy mounting of long transcripts."""
 from __future__ import annotations
 
 import asyncio
+import time
 import tomllib
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from dsh_tui.harness.readonly import register_log_agent
 from dsh_tui.llm.scripted import ScriptedModel, hang, text
 from dsh_tui.ui.keys import ACTIONS
 from dsh_tui.ui.screens.help import HelpScreen
+from dsh_tui.ui.state.bridge import FLUSH_INTERVAL
 from dsh_tui.ui.state.config import UiConfig
 from dsh_tui.ui.state.world import create_agent
 from dsh_tui.ui.widgets.blocks import AssistantBlock
@@ -267,11 +269,15 @@ async def test_stream_renders_are_coalesced() -> None:
     agent = await add_agent(ctx, "planner", "planner")
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
+        began = time.monotonic()
         agent.followup(msg("go", "m1"))
-        # 4,000 chunks take ~4.5 s of CPU; at load 5 that was 12 s of wall time
         await idle(pilot, agent, timeout=60)
+        took = time.monotonic() - began
         assert app.query_one(AssistantBlock).source == "y" * chunks
-        assert app.bridge.flush_count < chunks / 20
+        # At most one flush a frame (~60 a second), however long a loaded machine takes: a
+        # count-per-chunk bound failed on CI when the same stream took ten times as long.
+        assert app.bridge.flush_count <= took / FLUSH_INTERVAL * 1.25 + 3
+        assert app.bridge.flush_count < chunks / 2  # never one flush per chunk or so
         assert app.main.transcript.render_count <= app.bridge.flush_count + 2
 
 
