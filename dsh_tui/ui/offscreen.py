@@ -64,10 +64,13 @@ def supported() -> bool:
 
 
 def cached_lines(widget: Widget) -> int:
-    """Lines `widget` (not its children) holds rendered: styled plus content lines."""
+    """Lines `widget` (not its children) holds rendered: styled plus content lines, plus
+    those a widget that draws its own lines keeps (`held_lines`, a reply's)."""
+    own = getattr(widget, "held_lines", None)
+    held = own() if callable(own) else 0
     if not supported():
-        return 0
-    return len(widget._styles_cache._cache) + len(widget._render_cache.lines)
+        return held
+    return held + len(widget._styles_cache._cache) + len(widget._render_cache.lines)
 
 
 def release(widget: Widget) -> int:
@@ -75,10 +78,13 @@ def release(widget: Widget) -> int:
 
     The content is marked for a render, so whatever part of it is drawn next is rendered
     again from scratch (as after `refresh()`); sizes and layout are kept."""
-    if not supported():
-        return 0
     dropped = 0
     for node in widget.walk_children(Widget, with_self=True):
+        own = getattr(node, "release_lines", None)
+        if callable(own):
+            dropped += own()  # its own cache: public to this app, on any Textual
+        if not supported():
+            continue
         held = cached_lines(node)
         if not held:
             continue

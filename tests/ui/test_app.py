@@ -330,9 +330,9 @@ async def test_the_tail_is_followed_unless_scrolled_up() -> None:
         assert transcript.following and transcript.scroll_y == transcript.max_scroll_y
 
 
-async def test_streaming_reasoning_shows_its_latest_line_and_fences_wait() -> None:
+async def test_streaming_reasoning_shows_its_latest_line() -> None:
     from dsh_tui.ui.state.transcript import Item
-    from dsh_tui.ui.widgets.blocks import PlainFence, ReasoningBlock
+    from dsh_tui.ui.widgets.blocks import ReasoningBlock
 
     item = Item("reasoning", 0, streaming=True)
     item.chunks.extend(["first thought\n", "second ", "thought"])
@@ -343,12 +343,6 @@ async def test_streaming_reasoning_shows_its_latest_line_and_fences_wait() -> No
     assert str(block.render()).startswith("▸ reasoning · 2 lines first thought")
     block.toggle()
     assert "first thought\nsecond thought" in str(block.render())
-    answer = Item("text", 1, streaming=True, text="```python\nx = 1\n")
-    markdown = AssistantBlock(answer)
-    assert markdown.get_block_class("fence") is PlainFence
-    answer.streaming = False
-    markdown.streaming = False
-    assert markdown.get_block_class("fence") is not PlainFence
 
 
 async def test_sessions_screen_lists_and_resumes_saved_sessions(tmp_path: Path) -> None:

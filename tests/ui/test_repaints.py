@@ -13,7 +13,7 @@ from typing import Any
 
 from dsh_tui.compose import build_context
 from dsh_tui.ui.screens.main import set_title
-from dsh_tui.ui.widgets.blocks import TAIL_SLACK, AssistantBlock, GrowingParagraph
+from dsh_tui.ui.widgets.blocks import TAIL_SLACK, AssistantBlock
 
 from .conftest import SIZE, add_agent, make_app, msg, screen_text, settle, wait_until
 
@@ -110,8 +110,7 @@ async def test_a_streamed_reply_repaints_what_grew_not_the_transcript_pane() -> 
         await asyncio.wait_for(agent.when_idle(), 10)
         await wait_until(pilot, lambda: block.reserved is None and not block.streaming)
         await settle(pilot)
-        text_height = block.arrange(block.scrollable_content_region.size).total_region.bottom
-        assert block.size.height == text_height
+        assert block.size.height == block.text_height
         assert f"Line {TAIL_SLACK + 3} of the rest." in screen_text(app)
         assert pane.count <= 2  # the turn's end mounted below: a layout, a title row
 
@@ -157,10 +156,11 @@ async def test_the_spinner_stands_still_while_the_person_types() -> None:
 
 
 async def test_a_paragraph_growing_within_its_lines_is_drawn_without_a_layout() -> None:
-    """Text appended to a reply's last paragraph that still fits the paragraph's lines is
-    drawn again without laying out the screen (Textual's paragraph asked for a layout on
-    every change: the frame a typed key waited behind); a new line is laid out, and the
-    reply shows exactly what was streamed."""
+    """Text appended to a reply's last paragraph that still fits the reply's height (its
+    lines, plus the streaming reserve) is drawn again without laying out the screen
+    (Textual's paragraph asked for a layout on every change: the frame a typed key waited
+    behind); a line past the reserve is one layout, and the reply shows exactly what was
+    streamed."""
     gated = GatedModel()
     ctx = build_context(providers={"mock": gated}, tools=[], retry=False, system_prompt=None)
     agent = await add_agent(ctx, "planner", "planner")
@@ -185,27 +185,38 @@ async def test_a_paragraph_growing_within_its_lines_is_drawn_without_a_layout() 
             await settle(pilot)
         assert layouts.count == 0
 
-        # A word that starts a new line: one layout, not a second one for the sizes it
-        # measured (`OneLayout`).
-        (paragraph,) = block.query(GrowingParagraph)
-        height = paragraph.size.height
+        # Words that start new lines within the streaming reserve: drawn, not laid out.
+        height = block.text_height
+        reserved = block.reserved
+        assert reserved is not None and reserved > height + 1
         n = 0
-        while paragraph.size.height == height:
+        while block.text_height == height:
             n += 1
             parts.append(f" w{n:02d}")
             await gated.parts.put(parts[-1])
             await wait_until(pilot, lambda n=n: block.source.endswith(f"w{n:02d}"))
             await settle(pilot)
-        assert paragraph.size.height == height + 1
-        await settle(pilot)
+        assert block.text_height == height + 1
+        assert layouts.count == 0
+        assert f"w{n:02d}" in screen_text(app)
+
+        # A line that passes the reserve: one layout (the reserve grows), not a second one
+        # for the size it measured (`OneLayout`).
+        while block.reserved == reserved:
+            n += 1
+            parts.append(f"\n\nline {n}")
+            await gated.parts.put(parts[-1])
+            await wait_until(pilot, lambda n=n: block.source.endswith(f"line {n}"))
+            await settle(pilot)
+        assert block.reserved is not None and block.reserved > reserved
         assert layouts.count == 1
+        assert f"line {n}" in screen_text(app)
 
         width = transcript.scrollable_content_region.width
-        parts.append(" and on" * width)  # wraps onto new lines: the reply is laid out
+        parts.append(" and on" * width)  # wraps onto new lines
         await gated.parts.put(parts[-1])
         await wait_until(pilot, lambda: len(block.source) == len("".join(parts)))
         await settle(pilot)
-        assert layouts.count > 1
         assert block.source == "".join(parts)
         await gated.parts.put(None)
         await asyncio.wait_for(agent.when_idle(), 10)

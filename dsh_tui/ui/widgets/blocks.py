@@ -7,24 +7,26 @@ Every piece of user or model text goes through `visible()` and is placed in a
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
-from typing import Any, ClassVar
+from functools import lru_cache
+from typing import Any, ClassVar, cast
 
 from markdown_it import MarkdownIt
+from rich.segment import Segment
 from textual import events
 from textual.content import Content
-from textual.geometry import Region
+from textual.geometry import Region, Size
 from textual.message import Message
-from textual.timer import Timer
+from textual.strip import Strip
+from textual.style import Style
 from textual.widget import Widget
-from textual.widgets import Markdown, Static
-from textual.widgets.markdown import MarkdownBlock, MarkdownFence
+from textual.widgets import Static
 
+from ..markdown_lines import Look, Part, code_content, parse, render_part, reparse_tail
 from ..state.text import format_duration, last_line, one_line, short_id, visible, visible_label
 from ..state.transcript import Item
-from .repaint import OneLayout, called_by_mount
+from .repaint import OneLayout
 
 LANE_GLYPH = {"follow-up": "↵", "steer": "⚑", "inject": "✚", "context": "◇", "message": "•"}
 LANE_STYLE = {"follow-up": "$lane-followup", "steer": "$lane-steer", "inject": "$lane-inject",
@@ -47,16 +49,15 @@ per frame on the 2-core VM (benchmarks/bench_huge.py); 6,000 keep it a few ms. T
 reply is cut where its first paragraph passes this, with the same note and viewer."""
 
 TAIL_SLACK = 6
-"""Blank lines a streaming reply keeps in reserve below its text (fewer on a small screen). While it streams, the
-reply's height is fixed (its text plus these lines): text that grows within it is drawn
-where the reserve was, and nothing else on screen moves, so the frame repaints the lines
-that changed. Without it, every frame that a streamed reply grew laid out and repainted
-the whole transcript (its scrollbar and every visible line moved up), 20-100 ms on the
-2-core VM: a key typed then, and every other callback of the loop, waited for it
-(benchmarks/bench_keys.py, the soak's lag figures). The height grows by TAIL_SLACK lines at
-a time, and is released (auto) when the reply is complete."""
-RESERVE_EVERY = 0.1
-"""Seconds between two checks of a streaming reply's text height against its reserve."""
+"""Blank lines a streaming reply keeps in reserve below its text (fewer on a small screen).
+While it streams, the reply's height is its text plus these lines: text that grows within
+it is drawn where the reserve was, and nothing else on screen moves, so the frame repaints
+the lines that changed, with no layout of the screen. Without it, every frame that a
+streamed reply grew by a line laid out and repainted the whole transcript (its scrollbar
+and every visible line moved up): a key typed then, and every other callback of the loop,
+waited for it (benchmarks/bench_keys.py, the soak's lag figures). The height grows by
+TAIL_SLACK lines at a time (`AssistantBlock.get_content_height`), and is the text's again
+when the reply is complete."""
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 
@@ -241,158 +242,67 @@ class ReasoningBlock(OneLayout, Static, ExpandableBlock):
             self.update(head + marked(Content(one_line(text, 200)), self.search))
 
 
-_LAID_OUT_ONCE: dict[type[MarkdownBlock], type[MarkdownBlock]] = {}
-
-
-def laid_out_once(cls: type[MarkdownBlock]) -> type[MarkdownBlock]:
-    """`cls` (a Markdown block: list, table, quote …) taking a measured size as
-    `OneLayout` does; same name, so every style rule still applies."""
-    sub = _LAID_OUT_ONCE.get(cls)
-    if sub is None:
-        sub = _LAID_OUT_ONCE[cls] = type(cls.__name__, (OneLayout, cls), {
-            "__module__": cls.__module__, "__doc__": cls.__doc__})
-    return sub
-
-
-class PlainFence(OneLayout, MarkdownFence):
-    """A code fence shown without syntax highlighting while its message still streams.
-
-    Re-highlighting a growing fence on every append is quadratic (measured: 59 chunks/s
-    instead of 1,065); the block is highlighted once, at the end.
-    """
-
-    @classmethod
-    def highlight(cls, code: str, language: str, ansi: bool = False,
-                  dark: bool = False) -> Content:
-        return Content(code)
-
-
 _PARSER: MarkdownIt | None = None
 
 
 def shared_parser() -> MarkdownIt:
-    """One Markdown parser for every reply. Textual builds a new `MarkdownIt("gfm-like")`
-    for each `append` by default, about a millisecond each time, and a streaming reply
-    appends up to 60 times a second; parsing keeps no state in the parser, so one serves
-    all (its configuration is Textual's default)."""
+    """One Markdown parser for every reply (Textual's configuration, "gfm-like"); parsing
+    keeps no state in the parser, so one serves all."""
     global _PARSER
     if _PARSER is None:
         _PARSER = MarkdownIt("gfm-like")
     return _PARSER
 
 
-_Paragraph: type[MarkdownBlock] = Markdown.BLOCKS["paragraph_open"]
-"""Textual's paragraph block (its class is not exported; `Markdown.BLOCKS` is public)."""
+@lru_cache(maxsize=64)
+def highlighted(code: str, language: str) -> Content:
+    """A closed fence's code, highlighted once: the theme's variables in its styles are
+    resolved when it is drawn, so one result serves every theme."""
+    return code_content(code, language)
 
 
-class GrowingParagraph(OneLayout, _Paragraph):  # type: ignore[misc,valid-type]
-    """A reply's paragraph that asks for a layout only when its height changes.
+class AssistantBlock(OneLayout, Widget, TranscriptBlock):
+    """The assistant's text as Markdown, drawn by this one widget line by line.
 
-    Textual's paragraph asks for a layout of the screen on every change of its text, and
-    a streamed reply changes its last paragraph on every flush: each such frame then laid
-    out every widget on the screen (10-40 ms on the 2-core VM, the frame a typed key
-    waits behind: `benchmarks/bench_keys.py`). Text that grows within the lines the
-    paragraph already has (most appends: a new line starts every dozen chunks or so)
-    needs only its own lines drawn again."""
+    No child widgets: the text is parsed into its top-level blocks (`markdown_lines`), and
+    each block's lines are rendered once per width and kept (`Part.cache`). A streamed
+    append parses again only from the last block on, so only that block is rendered
+    again; text that grows within the lines already shown is drawn without a layout of
+    the screen, a new line is one layout (or none, within the streaming reserve).
 
-    def set_content(self, content: Content) -> None:
-        width, height = self.size
-        if not self.is_mounted or not width:
-            super().set_content(content)
-            return
-        self._content = content
-        self.update(content, layout=False)
-        if self.get_content_height(self.size, self.size, width) != height:
-            self.refresh(layout=True)  # a line more (or less): the reply is laid out again
+    Why one widget: a Textual `Markdown` mounted a widget for every paragraph, list item,
+    bullet, fence and table cell, and every frame that laid out the screen walked them all
+    (benchmarks/bench_keys.py: the frame a typed key waits behind), and a pruned reply
+    left all of them as cyclic garbage for the paced collector (ui/state/gcpacing.py).
+    """
 
-
-class AssistantBlock(OneLayout, Markdown, TranscriptBlock):
-    """The assistant's text as Markdown, streamed by appending what arrived since the last
-    flush (several flushes' worth in one append when appends fall behind)."""
+    can_focus = False
 
     def __init__(self, item: Item) -> None:
+        super().__init__()
         self.item_index = item.index
         self.streaming = item.streaming
         self.full_length = 0
         self.shown_length = 0
-        text = self._shown_text(item)
-        super().__init__(text, open_links=False, parser_factory=shared_parser)
-        self._shown = text
-        self._pending: list[str] = []
-        """Streamed text not appended yet (`_write` appends it in one go)."""
-        self._writing = False
+        self.source = self._shown_text(item)
+        """The Markdown text shown (what `visible` made of the reply, maybe cut)."""
+        self._parts: list[Part] = parse(shared_parser(), self.source)
+        self._rows: list[Strip] | None = None
+        """Every line drawn at `_rows_key`'s width (None: to build from the parts' caches)."""
+        self._rows_key: tuple[Any, ...] | None = None
+        self._part_rows: list[int] = []
+        """The first row of each part in `_rows`."""
         self.shown_version = item.version
         self.set_class(self.streaming, "-streaming")
         self.reserved: int | None = None
-        """The fixed height while streaming (text plus TAIL_SLACK); None: auto."""
-        self._reserve_timer: Timer | None = None
-        self._built = asyncio.Event()
+        """The height kept while streaming (lines plus the slack); None: the text's."""
+        self._reserved_width = 0
 
     async def built(self) -> None:
-        """Wait until the reply's paragraphs are mounted: Markdown parses its text in a
-        thread and mounts the paragraphs after the reply itself is mounted."""
-        await self._built.wait()
+        """The reply draws from its text at once: nothing to wait for (kept for callers
+        that wait for a block before showing it)."""
 
-    def on_markdown_table_of_contents_updated(self) -> None:
-        """Markdown's last word on an update: the paragraphs are mounted."""
-        self._built.set()
-
-    def on_mount(self) -> None:
-        if self.streaming:
-            self._reserve_timer = self.set_interval(RESERVE_EVERY, self._reserve_tick)
-
-    def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False,
-                recompose: bool = False) -> AssistantBlock:
-        """A paragraph mounted into the reply asks for a layout, not a repaint of the reply's
-        own lines (its background and rule), which do not change (`called_by_mount`)."""
-        if layout and repaint and not regions and not recompose and called_by_mount():
-            repaint = False
-        super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
-        return self
-
-    def _reserve_tick(self) -> None:
-        """The reserve's timer. While the person types it leaves the check to the appends
-        (`_write`), whose frame lays the reply out anyway: a growth of the reserve from the
-        timer is a layout of its own, at a moment a key may arrive."""
-        keys_first = getattr(self.app, "keys_first", None)
-        if keys_first is None or not keys_first.typing():
-            self._reserve()
-
-    def _reserve(self) -> None:
-        """Grow the fixed height once the text comes within a line of it (see TAIL_SLACK)."""
-        if not self.streaming or not self.is_attached:
-            return
-        size = self.scrollable_content_region.size
-        if not size.width:
-            return
-        needed = self.arrange(size).total_region.bottom
-        if self.reserved is None or needed + 1 > self.reserved:
-            self.reserved = needed + self.slack
-            self.styles.height = self.reserved + self.styles.gutter.height
-
-    @property
-    def slack(self) -> int:
-        """TAIL_SLACK, or a sixth of the pane's height on a small screen (a 20-row terminal
-        keeps two lines in reserve, not half of what it shows)."""
-        pane = self.parent
-        shown = pane.scrollable_content_region.height if isinstance(pane, Widget) else 0
-        return max(1, min(TAIL_SLACK, shown // 6))
-
-    def _release(self) -> None:
-        """The reply is complete: its height is its text's again."""
-        if self._reserve_timer is not None:
-            self._reserve_timer.stop()
-            self._reserve_timer = None
-        if self.reserved is not None:
-            self.reserved = None
-            self.styles.height = None
-
-    def get_block_class(self, block_name: str) -> type[MarkdownBlock]:
-        if block_name == "fence" and self.streaming:
-            return PlainFence
-        if block_name == "paragraph_open":
-            return GrowingParagraph
-        return laid_out_once(super().get_block_class(block_name))
+    # -- what is shown -----------------------------------------------------------------------
 
     def _shown_text(self, item: Item) -> str:
         """What the Markdown shows: all of it, or its first MARKDOWN_LIMIT characters (plus,
@@ -428,89 +338,169 @@ class AssistantBlock(OneLayout, Markdown, TranscriptBlock):
         self.shown_version = item.version
         text = self._shown_text(item)
         if item.streaming:
-            if text.startswith(self._shown):
-                delta = text[len(self._shown):]
-                if delta:
-                    self._shown = text
-                    self._pending.append(delta)
-                    if not self._writing:
-                        self._writing = True
-                        self.call_later(self._write)
+            if text == self.source:
+                return
+            kept = len(self._parts) - 1
+            if text.startswith(self.source):
+                self._parts = reparse_tail(shared_parser(), self._parts, text)
             else:
-                self._shown = text
-                self._pending.clear()
-                self.call_later(self._replace, text)
+                kept = 0
+                self._parts = parse(shared_parser(), text)
+            self.source = text
+            self._changed(max(0, kept))
             return
-        if self.streaming or text != self._shown:
-            if self.streaming:
-                self.streaming = False
-                self._restyle_self(streaming=False)
-                self._release()
-            self._shown = text
-            self.call_later(self._complete, text)
+        if not self.streaming and text == self.source:
+            return
+        if self.streaming:
+            self.streaming = False
+            self._restyle_self(streaming=False)
+        self.source = text
+        self._parts = parse(shared_parser(), text)  # once, whole: fences highlighted now
+        self.reserved = None
+        self._changed(0, layout=True)
 
     def _restyle_self(self, streaming: bool) -> None:
-        """Toggle `-streaming` restyling this block alone, not every Markdown block inside it
-        (`set_class` restyles all descendants: each then drops its old component-style nodes,
-        cyclic garbage that the paced collector only frees once everything is idle)."""
+        """Toggle `-streaming` restyling this block alone (its border colour)."""
         self.set_class(streaming, "-streaming", update=False)
         if self.is_attached:
             self.app.stylesheet.update_nodes([self], animate=True)
 
-    async def _write(self) -> None:
-        """Append the streamed text that waits, then check the reserve, so a reply that
-        outgrows it is laid out in the same frame as its new text."""
-        try:
-            while self._pending:
-                text = "".join(self._pending)
-                self._pending.clear()
-                await self.append(text)
-        finally:
-            self._writing = False
-        self._reserve()
-
-    async def _replace(self, text: str) -> None:
-        await self.update(text)
-
-    async def _complete(self, text: str) -> None:
-        source = self.source
-        if "```" in text or "~~~" in text:
-            await self.update(text)  # re-parse once: fences get their highlighting now
-        elif source != text:
-            if source and text.startswith(source):
-                # The last deltas arrived with the end of the block: append them like the
-                # stream did, instead of re-parsing and re-mounting every block of the reply.
-                await self.append(text[len(source):])
-            else:
-                await self.update(text)
-
     def set_search(self, query: str | None) -> None:
-        """Highlight the match in the rendered paragraphs, lists and quotes (code fences keep
-        their highlighting; the block's left rule still marks it). Applied again after the
-        next refresh: a block just mounted builds its paragraphs asynchronously."""
+        """Highlight the matches of `query` in the reply's text, code included."""
+        if query == self.search:
+            return
         self.search = query
-        self._apply_search()
-        if self.is_attached:
-            self.call_after_refresh(self._apply_search)
+        self._forget_lines()
+        self.refresh()
 
-    def _apply_search(self) -> None:
-        pattern = search_pattern(self.search)
-        for block in self.query(MarkdownBlock):
-            content = getattr(block, "_content", None)
-            if not isinstance(content, Content) or not content.plain:
-                continue
-            try:
-                block.update(content if pattern is None else
-                             content.highlight_regex(pattern, style=MATCH_STYLE))
-            except Exception:
-                continue  # a block kind that renders itself differently: left as it is
+    # -- lines ------------------------------------------------------------------------------
 
-    def on_unmount(self) -> None:
-        self._built.set()  # nobody waits for a reply that is gone
-        if self._reserve_timer is not None:
-            self._reserve_timer.stop()
-            self._reserve_timer = None
-        self._pending.clear()
+    def _look(self, part_index: int) -> Look:
+        dark = self.app.current_theme.dark if self.is_attached else True
+        open_code = self.streaming and part_index == len(self._parts) - 1
+        return Look(dark=dark, search=search_pattern(self.search), plain_code=open_code,
+                    match_style=MATCH_STYLE)
+
+    def _strips(self, part_index: int, width: int, base: Style, theme: str) -> list[Strip]:
+        """One part's lines at `width`, from its cache when its look is the same (the lines
+        carry resolved colours: the theme and the reply's own style are part of it)."""
+        part = self._parts[part_index]
+        look = self._look(part_index)
+        key = (width, look, base, theme)
+        if part.cache is not None and part.cache[0] == key:
+            return cast(list[Strip], part.cache[1])
+        get_style = self._get_style
+        blank = base.rich_style
+        strips = []
+        for line in render_part(part, width, look, highlighted):
+            if line.cell_length > width:
+                line = line.truncate(width)
+            segments = [Segment(text, style.rich_style)
+                        for text, style in line.render(base, end="", parse_style=get_style)]
+            strips.append(Strip(segments, line.cell_length).extend_cell_length(width, blank))
+        part.cache = (key, strips)
+        return strips
+
+    def _lines(self, width: int) -> list[Strip]:
+        """Every line of the reply at `width`: the parts' lines with the blank lines between
+        them (margins: `markdown_lines.MARGINS`)."""
+        base = self.visual_style
+        key = (width, base, self.app.theme if self.is_attached else "")
+        if self._rows is not None and self._rows_key == key:
+            return self._rows
+        rows: list[Strip] = []
+        starts: list[int] = []
+        blank = Strip.blank(width, base.rich_style)
+        below = 0
+        for index, part in enumerate(self._parts):
+            above, after = part.margins
+            if index:
+                rows.extend([blank] * max(above, below))
+            starts.append(len(rows))
+            rows.extend(self._strips(index, width, base, key[2]))
+            below = after
+        self._rows, self._rows_key, self._part_rows = rows, key, starts
+        return rows
+
+    def _forget_lines(self) -> None:
+        self._rows = None
+        for part in self._parts:
+            part.cache = None
+
+    def release_lines(self) -> int:
+        """Drop every drawn line (`ui/offscreen.py`, for a block far out of sight); the next
+        frame that shows the reply renders them again, the same. Returns how many."""
+        held = self.held_lines()
+        self._forget_lines()
+        return held
+
+    def held_lines(self) -> int:
+        """Lines this reply keeps drawn in its own caches."""
+        return sum(len(part.cache[1]) for part in self._parts if part.cache is not None) + \
+            len(self._rows or ())
+
+    @property
+    def text_height(self) -> int:
+        """Lines of text the reply has at its width (without the streaming reserve)."""
+        return len(self._lines(self.size.width)) if self.size.width else 0
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        rows = self._lines(width)
+        if 0 <= y < len(rows):
+            return rows[y]
+        return Strip.blank(width, self.visual_style.rich_style)
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        """The text's lines, or while streaming the reserve (see TAIL_SLACK)."""
+        if not width:
+            return 0
+        needed = len(self._lines(width))
+        if not self.streaming:
+            self.reserved = None
+            return needed
+        if self.reserved is None or width != self._reserved_width or needed + 1 > self.reserved:
+            self.reserved = needed + self.slack
+            self._reserved_width = width
+        return self.reserved
+
+    def get_content_width(self, container: Size, viewport: Size) -> int:
+        return container.width
+
+    @property
+    def slack(self) -> int:
+        """TAIL_SLACK, or a sixth of the pane's height on a small screen (a 20-row terminal
+        keeps two lines in reserve, not half of what it shows)."""
+        pane = self.parent
+        shown = pane.scrollable_content_region.height if isinstance(pane, Widget) else 0
+        return max(1, min(TAIL_SLACK, shown // 6))
+
+    def _changed(self, first_part: int, layout: bool = False) -> None:
+        """The parts from `first_part` on changed: draw their lines again, and lay the
+        reply out only if its height changes (past the reserve while streaming)."""
+        width = self.size.width
+        if not width or not self.is_mounted:
+            self._rows = None
+            self.refresh(layout=True)
+            return
+        before = len(self._rows) if self._rows is not None and self._rows_key is not None \
+            and self._rows_key[0] == width else None
+        self._rows = None
+        rows = self._lines(width)
+        height = self.size.height
+        if layout or before is None:
+            self.refresh(layout=True)
+        elif self.streaming and self.reserved is not None and len(rows) + 1 <= self.reserved \
+                and self._reserved_width == width:
+            first = self._part_rows[first_part] if first_part < len(self._part_rows) \
+                else len(rows)
+            first = max(0, first - 1)  # the gap above a new part
+            self.refresh(Region(0, first, width, max(1, height - first)))
+        elif len(rows) == before and not self.streaming:
+            first = self._part_rows[first_part] if first_part < len(self._part_rows) else 0
+            self.refresh(Region(0, first, width, max(1, len(rows) - first)))
+        else:
+            self.refresh(layout=True)
 
 
 class ToolBlock(OneLayout, Static, ExpandableBlock):

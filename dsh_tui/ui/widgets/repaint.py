@@ -80,10 +80,8 @@ class OneLayout:
     was laid out twice, in two frames (the second 10-15 ms of the 2-core VM's CPU,
     `benchmarks/bench_keys.py`). A block neither scrolls nor shows its virtual size, so
     it takes the new size without that second layout (as the transcript pane does for
-    its own height, `Transcript._size_updated`). The blocks of a reply's Markdown
-    (paragraphs, fences, lists …) take it too (`blocks.laid_out_once`): without it every
-    reply shown for the first time was laid out and drawn again a frame later, with the
-    whole pane."""
+    its own height, `Transcript._size_updated`). Without it every reply shown for the
+    first time was laid out and drawn again a frame later, with the whole pane."""
 
     def _size_updated(self, size: Size, virtual_size: Size, container_size: Size,
                       layout: bool = True) -> bool:
