@@ -63,17 +63,27 @@ class Look:
 
 @dataclass
 class Part:
-    """One top-level block of a reply: its source lines and its syntax tree."""
+    """One top-level block of a reply: its source lines and its tokens.
+
+    The tokens are kept, not a syntax tree: markdown-it's `SyntaxTreeNode` links every
+    node to its parent, a reference cycle that outlives a freeze of the app's paced
+    collector (ui/state/gcpacing.py) and is then never freed while agents run. The tree
+    is built for a rendering and dropped with it (`node`)."""
 
     source: str
-    node: SyntaxTreeNode
+    tokens: list[Token]
     first_line: int
     cache: tuple[Any, list[Any]] | None = None
     """What the widget drew of this block last, and for which width and look."""
 
     @property
     def kind(self) -> str:
-        return self.node.type
+        return self.tokens[0].type.removesuffix("_open")
+
+    @property
+    def node(self) -> SyntaxTreeNode:
+        """The block's syntax tree, built anew (see the class docstring)."""
+        return SyntaxTreeNode(self.tokens).children[0]
 
     @property
     def margins(self) -> tuple[int, int]:
@@ -84,11 +94,16 @@ def parse(parser: MarkdownIt, text: str, first_line: int = 0) -> list[Part]:
     """The top-level blocks of `text`; `first_line` numbers its first line (a tail of a
     longer reply is parsed on its own, `reparse_tail`)."""
     lines = text.splitlines(keepends=True)
-    root = SyntaxTreeNode(parser.parse(text))
     parts = []
-    for node in root.children:
-        start, end = node.map if node.map else (0, len(lines))
-        parts.append(Part("".join(lines[start:end]), node, first_line + start))
+    group: list[Token] = []
+    depth = 0
+    for token in parser.parse(text):
+        group.append(token)
+        depth += token.nesting
+        if depth == 0:
+            start, end = group[0].map if group[0].map else (0, len(lines))
+            parts.append(Part("".join(lines[start:end]), group, first_line + start))
+            group = []
     return parts
 
 

@@ -452,28 +452,36 @@ class AssistantBlock(OneLayout, Widget, TranscriptBlock):
         return Strip.blank(width, self.visual_style.rich_style)
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        """The text's lines, or while streaming the reserve (see TAIL_SLACK)."""
+        """The text's lines, or while streaming the reserve (see TAIL_SLACK, `reserve_for`)."""
         if not width:
             return 0
         needed = len(self._lines(width))
         if not self.streaming:
             self.reserved = None
             return needed
-        if self.reserved is None or width != self._reserved_width or needed + 1 > self.reserved:
-            self.reserved = needed + self.slack
-            self._reserved_width = width
+        self.reserved = self.reserve_for(needed)
+        self._reserved_width = width
         return self.reserved
+
+    def reserve_for(self, lines: int) -> int:
+        """The streaming height of a reply of `lines` lines: a multiple of the slack, with
+        at least half the slack (plus one) of blank lines below the text and at most
+        one and a half. It grows by `slack` lines at a time and depends only on the text,
+        not on when the reply was laid out (a snapshot, a pane that shrank meanwhile)."""
+        slack = self.slack
+        return ((lines + slack // 2) // slack + 1) * slack
 
     def get_content_width(self, container: Size, viewport: Size) -> int:
         return container.width
 
     @property
     def slack(self) -> int:
-        """TAIL_SLACK, or a sixth of the pane's height on a small screen (a 20-row terminal
-        keeps two lines in reserve, not half of what it shows)."""
-        pane = self.parent
-        shown = pane.scrollable_content_region.height if isinstance(pane, Widget) else 0
-        return max(1, min(TAIL_SLACK, shown // 6))
+        """TAIL_SLACK, or an eighth of the terminal's height on a small one (a 20-row
+        terminal keeps two lines in reserve, not half of what the pane shows). Read from
+        the terminal, not the pane: the pane's height changes while the reply streams
+        (a queued message, a notice), and the reserve, once taken, is kept."""
+        rows = self.app.size.height if self.is_attached else TAIL_SLACK * 8
+        return max(1, min(TAIL_SLACK, rows // 8))
 
     def _changed(self, first_part: int, layout: bool = False) -> None:
         """The parts from `first_part` on changed: draw their lines again, and lay the
@@ -490,8 +498,8 @@ class AssistantBlock(OneLayout, Widget, TranscriptBlock):
         height = self.size.height
         if layout or before is None:
             self.refresh(layout=True)
-        elif self.streaming and self.reserved is not None and len(rows) + 1 <= self.reserved \
-                and self._reserved_width == width:
+        elif self.streaming and self.reserved is not None and self._reserved_width == width \
+                and self.reserve_for(len(rows)) == self.reserved:
             first = self._part_rows[first_part] if first_part < len(self._part_rows) \
                 else len(rows)
             first = max(0, first - 1)  # the gap above a new part
