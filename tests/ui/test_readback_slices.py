@@ -9,6 +9,8 @@ a page seam, each older match landed on in turn, exactly the matching log lines.
 
 from __future__ import annotations
 
+import asyncio
+
 from dsh_tui.harness import new_world
 from dsh_tui.harness.readonly import register_log_agent
 from dsh_tui.ui.widgets.event_log import FIRST_LINES, format_entry
@@ -46,7 +48,7 @@ async def test_every_page_of_older_items_joins_the_window_in_order_and_is_shown(
             top = transcript.blocks[transcript.first]
             # (below the marker line of the items still before it, and its own top margin)
             assert transcript.scroll_y == 0 and top.region.y <= transcript.content_region.y + 2
-        assert pages >= 4 and transcript.end == len(items)
+        assert pages >= 4 and len(transcript.blocks) <= transcript.HIGH_WATER < len(items)
         assert "question 1" in screen_text(app)
 
 
@@ -125,3 +127,90 @@ async def test_the_event_log_shows_exactly_the_matching_lines_after_a_reload() -
             # Still showing its end, where the newest lines are.
             await wait_until(pilot, lambda: 0 < log.log_widget.scroll_y
                              == log.log_widget.max_scroll_y)
+
+
+async def test_a_search_far_back_while_a_page_is_mounted_leaves_one_whole_window() -> None:
+    # `home` mounts its page a slice per tick; a search step (enter) re-centres the window
+    # meanwhile. The page must give way: no error, no block of it left behind.
+    ctx = new_world(read_only=True)
+    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0},
+                       long_log(60, (3,)))
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        transcript = app.main.transcript
+        items = app.main.selected_view.transcript.items
+        page = asyncio.ensure_future(transcript.action_load_older())
+        await wait_until(pilot, lambda: bool(transcript.query(".-pending")))
+        needle = next(i.index for i in items if "Needle" in i.current_text())
+        transcript.reveal(needle)
+        await page
+        await wait_until(pilot, lambda: transcript.marked == needle)
+        await settle(pilot)
+        assert transcript.first <= needle < transcript.end < len(items)
+        assert _mounted_items(transcript) == list(range(transcript.first, transcript.end))
+        assert sorted(transcript.blocks) == list(range(transcript.first, transcript.end))
+        assert not transcript.query(".-pending")
+        assert "answer 3 mentions the Needle" in screen_text(app)
+
+
+async def test_focus_on_the_transcript_restyles_neither_its_blocks_nor_other_panes() -> None:
+    # A rule naming a pane with :focus-within marks the pane so; Textual then restyles the
+    # pane's whole subtree on every focus change (main.tcss keeps that rule apart).
+    ctx = new_world(read_only=True)
+    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, long_log(20))
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        transcript = app.main.transcript
+        assert not transcript._has_focus_within and not app.main.inbox._has_focus_within
+        restyled: list[object] = []
+        update_nodes = app.stylesheet.update_nodes
+
+        def counting(nodes, animate=False):  # type: ignore[no-untyped-def]
+            nodes = list(nodes)
+            restyled.extend(nodes)
+            return update_nodes(nodes, animate=animate)
+
+        app.stylesheet.update_nodes = counting  # type: ignore[method-assign]
+        for _ in range(2):
+            transcript.focus()
+            await settle(pilot)
+            app.main.composer.focus()
+            await settle(pilot)
+        assert restyled and not any(n in transcript.blocks.values() for n in restyled)
+
+
+async def test_opening_the_search_keeps_the_tree_and_inbox_lines_and_styles_keys_once() -> None:
+    # The search bar takes rows from the panes above it (their height only): the agent
+    # tree and the inbox keep the lines they drew, and the key bar's new keys are not
+    # restyled one by one as their `compact` binding lands.
+    ctx = new_world(read_only=True)
+    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, long_log(20))
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree, inbox = app.main.agent_tree, app.main.inbox
+        dropped: list[str] = []
+        tree_invalidate, inbox_clear = tree._invalidate, inbox._clear_caches
+        tree._invalidate = lambda: (dropped.append("tree"), tree_invalidate())[1]
+        inbox._clear_caches = lambda: (dropped.append("inbox"), inbox_clear())[1]
+        keys_restyled: list[object] = []
+        update_nodes = app.stylesheet.update_nodes
+
+        def counting(nodes, animate=False):  # type: ignore[no-untyped-def]
+            nodes = list(nodes)
+            keys_restyled.extend(n for n in nodes if hasattr(n, "key_display")
+                                 and not n.has_class("-command-palette"))  # (not bound)
+            return update_nodes(nodes, animate=animate)
+
+        app.stylesheet.update_nodes = counting  # type: ignore[method-assign]
+        for _ in range(2):
+            heights = (tree.size.height, inbox.size.height)
+            await pilot.press("ctrl+f")
+            await settle(pilot)
+            assert (tree.size.height, inbox.size.height) < heights  # the panes did shrink
+            await pilot.press("escape")
+            await settle(pilot)
+        assert not dropped and tree.size.height == heights[0]
+        assert keys_restyled == []

@@ -21,6 +21,7 @@ from textual.widgets.tree import TreeNode
 from ..panekeys import PaneKeys
 from ..state.agent_view import AgentView
 from ..state.text import visible_label
+from .repaint import KeepLinesOnHeight
 
 SPINNER = "◐◓◑◒"
 LINE_CACHE = 256
@@ -31,7 +32,7 @@ running agent, and with 20 agents streaming that was a third of the app's frame 
 (benchmarks/bench_keys.py); a glyph every 0.3 s still reads as motion."""
 
 
-class AgentTree(PaneKeys, Tree[str]):
+class AgentTree(PaneKeys, KeepLinesOnHeight, Tree[str]):
     """A Tree whose node data is the agent id."""
 
     # Stays here, in the widget's default CSS, where Tree's own `:focus` and `:light` guide

@@ -25,6 +25,7 @@ from ..state.inbox_rows import InboxRow, inbox_rows
 from ..state.lanes import lane_of, source_label
 from ..state.text import short_id, visible
 from .blocks import lane_badge
+from .repaint import KeepLinesOnHeight
 
 PREVIEW_LINES = 3
 PREVIEW_CHARS = 240
@@ -79,7 +80,7 @@ def row_prompt(row: InboxRow, position: int | None = None) -> Content:
     return head + "\n" + _preview(row.text)
 
 
-class InboxView(PaneKeys, OptionList):
+class InboxView(PaneKeys, KeepLinesOnHeight, OptionList):
     """An OptionList of inbox rows; option ids are `msg:<id>`, `tomb:<n>`, `hdr:<target>`."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

@@ -51,6 +51,8 @@ class KeyBar(Footer):
 
     def compose(self) -> ComposeResult:
         shown: list[Widget] = list(super().compose())
+        for widget in shown:
+            self._styled_as_bound(widget)
         width = self.size.width
         self._fitted_to = width
         keys = [w for w in shown if is_key(w) and not w.has_class("-command-palette")]
@@ -73,6 +75,19 @@ class KeyBar(Footer):
         if helper is not None:
             yield helper
         yield from docked
+
+    def _styled_as_bound(self, widget: Widget) -> None:
+        """Give a key bound to the bar's `compact` that value (and its class) before it
+        mounts. Textual's key starts compact and is restyled on its own when the binding
+        sets it: one style pass per key on every recompose, and the bar recomposes whenever
+        focus moves (opening or closing the search or the event log): ~20 keys, ~50 ms of
+        the frame. (The palette key is not bound and keeps its own value.)"""
+        compact = getattr(type(widget), "compact", None)
+        bound = "compact" in (getattr(widget, "_reactive_connect", None) or {})
+        if compact is None or not bound:
+            return
+        widget.set_reactive(compact, self.compact)
+        widget.set_class(self.compact, "-compact", update=False)
 
     def on_resize(self, event: Resize) -> None:
         if event.size.width != self._fitted_to:

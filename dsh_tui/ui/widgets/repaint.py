@@ -13,6 +13,7 @@ import sys
 from types import CodeType
 
 from rich.text import Text
+from textual import events
 from textual.content import Content
 from textual.geometry import Region, Size
 from textual.widget import AwaitMount, Widget
@@ -35,6 +36,17 @@ def called_by_mount() -> bool:
     for a widget whose own lines do not depend on its children, a layout is enough. False
     on a Textual whose mount is not recognised (its refresh is then left as it is)."""
     return _MOUNT_REFRESH is not None and sys._getframe(2).f_code is _MOUNT_REFRESH
+
+
+def widgets_mounted() -> list[Widget] | None:
+    """The widgets whose mount called the `refresh()` running now (see `called_by_mount`);
+    None when it was not called by Textual's mount."""
+    frame = sys._getframe(2)  # (this, the refresh, its caller)
+    if _MOUNT_REFRESH is None or frame.f_code is not _MOUNT_REFRESH:
+        return None
+    awaiting = frame.f_locals.get("self")
+    widgets = getattr(awaiting, "_widgets", None)
+    return list(widgets) if isinstance(widgets, (list, tuple)) else None
 
 
 class EdgeTitle:
@@ -87,3 +99,24 @@ class OneLayout:
                       layout: bool = True) -> bool:
         return super()._size_updated(  # type: ignore[misc]
             size, virtual_size, container_size, layout=False)
+
+
+class KeepLinesOnHeight:
+    """A mixin for a pane whose drawn lines depend on its width alone (Textual's Tree and
+    OptionList): a resize that keeps the width keeps them.
+
+    Both drop every drawn line on any resize. Opening the search bar or the event log
+    takes rows from the panes above them (a height change only), and the agent tree and
+    the inbox were then drawn again from nothing: ~10 ms of each such frame, with every
+    agent streaming. Put it before the Textual class in the bases."""
+
+    _kept_width = 0
+
+    def _on_resize(self, event: events.Resize) -> None:
+        width = event.size.width
+        if width and width == self._kept_width:
+            cache = getattr(self, "_line_cache", None)
+            if hasattr(cache, "grow"):
+                cache.grow(event.size.height)  # (Tree's handler did this, and dropped them)
+            event.prevent_default()
+        self._kept_width = width

@@ -44,7 +44,7 @@ from .blocks import (
     TranscriptBlock,
     make_block,
 )
-from .repaint import EdgeTitle, called_by_mount
+from .repaint import EdgeTitle, widgets_mounted
 
 
 class EmptyHint(Static):
@@ -82,10 +82,12 @@ class Transcript(PaneKeys, VerticalScroll):
     """Blocks of a page mounted per tick, hidden (`_mount_hidden`)."""
     SETTLE = 1 / 30
     BUILD_WAIT = 1.0
-    HIGH_WATER = 100
+    HIGH_WATER = 60
     """Most blocks mounted at once: past it the farthest are unmounted (`_prune`,
-    `_prune_newer`), whichever way the person scrolls."""
-    LOW_WATER = 60
+    `_prune_newer`), whichever way the person scrolls. Every frame that lays the screen
+    out arranges every mounted block, and each page read back is such a frame (or three):
+    100 blocks, with their paragraphs, made it ~45 ms of CPU, 50 about 30."""
+    LOW_WATER = 40
     TAIL_HIGH = 50
     """Most blocks mounted while the tail is followed: past it the oldest are unmounted
     down to TAIL_LOW. Every mounted block is laid out on each frame that streamed text
@@ -130,6 +132,9 @@ class Transcript(PaneKeys, VerticalScroll):
         self._rebuild_pending = False
         self._sync_pending = False
         self._loading_page = False
+        self._windows = 0
+        """Windows built so far (`_mount_window`): a page being mounted a slice at a time
+        stops when the window it was joining is replaced under it."""
         self._marker: OlderMarker | None = None
         self._newer: NewerMarker | None = None
         self.detached = False
@@ -265,6 +270,7 @@ class Transcript(PaneKeys, VerticalScroll):
         `bounds` maps the item count to (first, end) once the old widgets are gone: the
         model may grow while they are removed. `sliced`: the blocks are mounted hidden, a
         few per tick, and shown in one frame (`_mount_hidden`)."""
+        self._windows += 1
         await self.remove_children()
         self.blocks = {}
         self._marker = self._newer = None
@@ -298,8 +304,7 @@ class Transcript(PaneKeys, VerticalScroll):
             self._newer.set_count(len(items) - end)
             widgets.append(self._newer)
         await self.mount_all(widgets)
-        if sliced and blocks:
-            await self._mount_hidden(blocks, before=self._newer)
+        if sliced and blocks and await self._mount_hidden(blocks, before=self._newer):
             self._show(blocks)
 
     def _prune(self, *, following: bool = True) -> None:
@@ -409,7 +414,8 @@ class Transcript(PaneKeys, VerticalScroll):
                 self.blocks[item.index] = block
                 widgets.append(block)
             self.first = start
-            await self._mount_hidden(widgets, before=anchor)
+            if not await self._mount_hidden(widgets, before=anchor):
+                return  # a search (or `end`) rebuilt the window meanwhile
             self._show(widgets)
             if self._marker is not None:
                 if self.first:
@@ -423,12 +429,20 @@ class Transcript(PaneKeys, VerticalScroll):
         finally:
             self._loading_page = False
 
-    async def _mount_hidden(self, widgets: list[Widget], before: Widget | None) -> None:
+    async def _mount_hidden(self, widgets: list[Widget], before: Widget | None) -> bool:
         """Mount `widgets` hidden, a few per tick: composing a block and laying out its
-        Markdown happen while nothing on screen changes; showing them is one frame."""
+        Markdown happen while nothing on screen changes; showing them is one frame.
+
+        False when the window was rebuilt meanwhile (a search re-centred it, `end` went
+        back to the tail: both run while a page is mounted): what was mounted is removed
+        and nothing is to be shown."""
+        window = self._windows
         for widget in widgets:
             widget.add_class("-pending")
         for start in range(0, len(widgets), self.MOUNT_SLICE):
+            if window != self._windows:
+                await self.remove_children([w for w in widgets if w.parent is self])
+                return False
             batch = widgets[start:start + self.MOUNT_SLICE]
             if before is not None:
                 await self.mount_all(batch, before=before)
@@ -445,6 +459,10 @@ class Transcript(PaneKeys, VerticalScroll):
         # after they are shown, nothing worse). Not call_after_refresh: this may run inside
         # the pane's (or the screen's) own handler, whose queue would run it after this.
         await asyncio.sleep(self.SETTLE)
+        if window != self._windows:
+            await self.remove_children([w for w in widgets if w.parent is self])
+            return False
+        return True
 
     def _show(self, widgets: list[Widget]) -> None:
         """Show blocks mounted hidden, all in the next frame."""
@@ -542,9 +560,14 @@ class Transcript(PaneKeys, VerticalScroll):
                 recompose: bool = False) -> Transcript:
         """Blocks mounted into the pane ask for a layout, not a repaint of the pane itself:
         Textual's mount refreshes the parent with both, and the pane's own lines (blank, and
-        its border) would all be drawn again, on every new item of a followed stream."""
-        if layout and repaint and not regions and not recompose and called_by_mount():
-            repaint = False
+        its border) would all be drawn again, on every new item of a followed stream. Blocks
+        mounted hidden (`_mount_hidden`) ask for nothing: showing them lays them out."""
+        if layout and repaint and not regions and not recompose:
+            mounted = widgets_mounted()
+            if mounted is not None:
+                if all(w.has_class("-pending") for w in mounted):
+                    return self  # hidden (`_mount_hidden`): laid out once shown, not now
+                repaint = False
         super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
         return self
 
