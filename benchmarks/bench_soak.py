@@ -65,20 +65,28 @@ Figures:
   Baseline: the same with chunks kept live. Bar <= 64.
 - `soak.readback_p99_lag_ms`: the lag p99 while compacted history is read back,
   at the real rate (20 agents x 50 chunks/s, not accelerated). The shown agent is
-  seeded with a 100,000-event history, packed up front (`session.pack()`); a driver
-  then keeps scrolling its transcript to the top (load older, page after page),
-  searching it (ctrl+f, older match after older match), and opening the event log
-  on its stream chunks (which reads packed chunks back), over and over, one key
-  every 0.1 s as a person holding a key down would. Baseline:
-  the p99 of an equal window just before, in the same process, without the
-  driver. Bar <= 50 ms.
-  What the window covers (a limit of the measure, not changed here): the history is
-  ~1,800 transcript items, 10 a page, at least 0.1 s a key, so the driver is still
-  paging up when the window ends (8 s with --quick, 20 s otherwise: 20-60 pages);
-  its search and event-log steps run after `stop`, outside the lags measured (the
-  `searches`/`rounds` counts say so: 1 and 1, both after the window). The figure is
-  the lag while paging up; searching and the event log are covered by tests
-  (tests/ui/test_readback_slices.py) and measured apart, not by this figure.
+  seeded with a 100,000-event history (~1,800 transcript items), packed up front
+  (`session.pack()`). Inside the measured window a driver reads it back round after
+  round, one key every 0.1 s (`KEY_REPEAT`) as a person holding a key down (a page is
+  awaited until shown, then 0.1 s; the other keys go to the app as their bindings send
+  them, 0.1 s apart, and queue if it is behind):
+  1. paging up: `home` three times (`ROUND_PAGES`), from wherever the window is (none
+     once it is at the top);
+  2. searching far back: ctrl+f, the query typed key by key in the first round only
+     (`QUERY`, the prompt of every tenth turn: 26 matches ~70 items apart, so each older
+     match re-centres the window), then enter twice (`ROUND_MATCHES`: the next older
+     match, then the one before it), then escape;
+  3. the event log on packed stream chunks: f2, filter `chunk` (the log formats packed
+     chunks read back), filter `-chunk`, f2 again;
+  4. every third round (`END_EVERY`), `end`: back to the live tail, rebuilt.
+  The driver stops at the first step after the window ends; the result counts the
+  steps started inside it (`pages`, `searches`: enter presses, `logs`, `ends`,
+  `rounds`), so a figure can be read against the work it covered. A faster app runs
+  more steps in the same window. Baseline: the p99 of an equal window just before, in
+  the same process, without the driver (plain streaming). Bar <= 50 ms.
+  Until 2026-12-02 the driver paged up to the top before searching: with ~1,800 items
+  at 10 a page it was still paging when the window ended, and its search and event-log
+  steps ran after it; the figure was the lag while paging up only.
 
 Run alone: `python benchmarks/bench_soak.py [--quick] [--seconds N] [--old]`.
 """
@@ -402,36 +410,68 @@ async def heap_soak(warm: int, turns: int, old: bool, prunes: int = WARM_PRUNES
 
 KEY_REPEAT = 0.1
 """Seconds between two keys of the read-back driver: a person holding a key down."""
+ROUND_PAGES = 3
+"""Pages of `load older` in each round of the read-back driver."""
+ROUND_MATCHES = 2
+"""Older search matches each round steps to."""
+END_EVERY = 3
+"""The driver goes back to the live tail (`end`) every this many rounds."""
+QUERY = "0: summarise"
+"""The driver's search: the prompt of every tenth turn of the seeded history (26 matches,
+~70 items apart, so each older match is farther back than `Transcript.NEAR`)."""
 
 
-async def _read_back(app: DshApp, pilot: Any, agent_id: str, stop: asyncio.Event,
+async def _read_back(app: DshApp, agent_id: str, stop: asyncio.Event,
                      counts: dict[str, int]) -> None:
-    """Scroll the long transcript to its top, search it, show its chunks in the event log."""
+    """Round after round until `stop`: page up, search far back, read chunks in the event
+    log, and now and then go back to the end. A step is counted when it starts inside the
+    window; the driver stops at the first step after `stop`."""
+    app.main.select_agent(agent_id)
+    await asyncio.sleep(KEY_REPEAT)
+    typed = False
     while not stop.is_set():
-        app.main.select_agent(agent_id)
-        await asyncio.sleep(KEY_REPEAT)
         transcript = app.main.transcript
-        while transcript.first > 0 and not stop.is_set():
+        for _ in range(ROUND_PAGES):  # home, home, home
+            if stop.is_set() or transcript.first == 0:
+                break
             await app.main.action_load_older()
             counts["pages"] += 1
             await asyncio.sleep(KEY_REPEAT)
-        app.main.action_search()
-        await pilot.press(*"fox")
-        for _ in range(5):
-            await asyncio.sleep(KEY_REPEAT)
-            await pilot.press("enter")
-        counts["searches"] += 1
-        await pilot.press("escape")
-        log = app.main.event_log
-        app.main.action_toggle_event_log()
-        log.set_filter("chunk")
-        counts["log_lines"] += log.lines_written
+        if stop.is_set():
+            break
+        app.main.action_search()  # ctrl+f: the bar opens with the last query
+        field = app.main.search_bar.input  # (keys go to it as the bindings send them)
         await asyncio.sleep(KEY_REPEAT)
+        if not typed:
+            for char in QUERY:  # typed once; every key searches and shows the newest match
+                field.insert_text_at_cursor(char)
+                await asyncio.sleep(KEY_REPEAT)
+            typed = True
+        for _ in range(ROUND_MATCHES):  # enter: the next older match, far back
+            if stop.is_set():
+                break
+            field.action_step(True)
+            counts["searches"] += 1
+            await asyncio.sleep(KEY_REPEAT)
+        field.action_close()  # escape
+        if stop.is_set():
+            break
+        log = app.main.event_log  # f2, then the stream chunks packed in the log
+        app.main.action_toggle_event_log()
+        await asyncio.sleep(KEY_REPEAT)
+        written = log.lines_written
+        log.set_filter("chunk")
+        await asyncio.sleep(KEY_REPEAT)
+        counts["log_lines"] += log.lines_written - written
         log.set_filter("-chunk")
         app.main.action_toggle_event_log()
-        app.main.transcript.action_follow()
+        counts["logs"] += 1
         await asyncio.sleep(KEY_REPEAT)
         counts["rounds"] += 1
+        if counts["rounds"] % END_EVERY == 0 and not stop.is_set():
+            app.main.transcript.action_follow()  # end: back to the live tail
+            counts["ends"] += 1
+            await asyncio.sleep(KEY_REPEAT)
 
 
 async def readback_soak(duration: float) -> dict[str, Any]:
@@ -445,7 +485,7 @@ async def readback_soak(duration: float) -> dict[str, Any]:
         app = await world.start(seed)
         plain: list[float] = []
         reading: list[float] = []
-        counts = {"pages": 0, "searches": 0, "log_lines": 0, "rounds": 0}
+        counts = {"pages": 0, "searches": 0, "logs": 0, "ends": 0, "log_lines": 0, "rounds": 0}
         try:
             async with app.run_test(size=SIZE) as pilot:
                 shown = world.handles[0].agent
@@ -458,7 +498,7 @@ async def readback_soak(duration: float) -> dict[str, Any]:
                 for lags, driver in ((plain, False), (reading, True)):
                     stop = asyncio.Event()
                     probe = asyncio.create_task(_lag_probe(lags, stop))
-                    task = asyncio.create_task(_read_back(app, pilot, shown.id, stop, counts)) \
+                    task = asyncio.create_task(_read_back(app, shown.id, stop, counts)) \
                         if driver else None
                     await asyncio.sleep(duration)
                     stop.set()
