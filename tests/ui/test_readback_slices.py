@@ -214,3 +214,35 @@ async def test_opening_the_search_keeps_the_tree_and_inbox_lines_and_styles_keys
             await settle(pilot)
         assert not dropped and tree.size.height == heights[0]
         assert keys_restyled == []
+
+
+async def test_end_after_reading_back_builds_the_tail_behind_the_part_read() -> None:
+    # `end` far back: the part read stays on screen while the tail is built hidden, then
+    # the tail replaces it in one go, followed, with every item in order.
+    ctx = new_world(read_only=True)
+    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0},
+                       long_log(60, (3,)))
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        transcript = app.main.transcript
+        items = app.main.selected_view.transcript.items
+        needle = next(i.index for i in items if "Needle" in i.current_text())
+        transcript.reveal(needle)
+        await wait_until(pilot, lambda: transcript.marked == needle)
+        await settle(pilot)
+        assert transcript.detached
+        transcript.action_follow()
+        for _ in range(400):  # (not the pilot's pause: it waits for the pane's queue)
+            if transcript.query(".-pending"):
+                break
+            await asyncio.sleep(0.005)
+        assert transcript.query(".-pending")
+        assert "answer 3 mentions the Needle" in screen_text(app)  # still what was read
+        await wait_until(pilot, lambda: not transcript.detached
+                         and not transcript.query(".-pending"))
+        await settle(pilot)
+        assert transcript.end == len(items) and transcript.following
+        assert _mounted_items(transcript) == list(range(transcript.first, transcript.end))
+        assert transcript.scroll_y == transcript.max_scroll_y > 0
+        assert "answer 60" in screen_text(app) and "Needle" not in screen_text(app)

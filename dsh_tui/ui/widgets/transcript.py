@@ -130,6 +130,7 @@ class Transcript(PaneKeys, VerticalScroll):
         self.render_count = 0
         self.expand_reasoning = False
         self._rebuild_pending = False
+        self._rebuild_sliced = False
         self._sync_pending = False
         self._loading_page = False
         self._windows = 0
@@ -149,8 +150,10 @@ class Transcript(PaneKeys, VerticalScroll):
 
     # -- requests (from the app's flush) -----------------------------------------------------
 
-    def show(self, view: AgentView | None) -> None:
-        """Point the pane at another agent (or none): rebuilt from its model, tail first."""
+    def show(self, view: AgentView | None, *, sliced: bool = False) -> None:
+        """Point the pane at another agent (or none): rebuilt from its model, tail first.
+        `sliced`: the same agent's tail, built hidden behind what is shown (`end`)."""
+        self._rebuild_sliced = sliced and view is self.view
         self.view = view
         self.marked = None
         self._rebuild_pending = True
@@ -249,7 +252,8 @@ class Transcript(PaneKeys, VerticalScroll):
     async def _rebuild(self) -> None:
         """The window at the live tail: the last `WINDOW` items, anchored."""
         self._rebuild_pending = False
-        await self._mount_window(lambda count: (max(0, count - self.WINDOW), count))
+        await self._mount_window(lambda count: (max(0, count - self.WINDOW), count),
+                                 sliced=self._rebuild_sliced, follow=True)
         view = self.view
         if view is None:
             self._hint = EmptyHint(Content(
@@ -263,20 +267,24 @@ class Transcript(PaneKeys, VerticalScroll):
         self.anchor()
 
     async def _mount_window(self, bounds: Callable[[int], tuple[int, int]],
-                            sliced: bool = False) -> None:
+                            sliced: bool = False, follow: bool = False) -> None:
         """Replace every widget by items[first:end], with a marker for what lies on either
         side; a window that ends before the model does is detached from the tail.
 
-        `bounds` maps the item count to (first, end) once the old widgets are gone: the
-        model may grow while they are removed. `sliced`: the blocks are mounted hidden, a
-        few per tick, and shown in one frame (`_mount_hidden`)."""
+        `bounds` maps the item count to (first, end). `sliced`: the new blocks are mounted
+        hidden, a few per tick, while the old window stays on screen, then the old window
+        goes and the new one is shown in one frame (`_swap_window`); else the old widgets
+        go first (and `bounds` sees the model as it is once they are gone)."""
         self._windows += 1
+        view = self.view
+        if sliced and view is not None and self.children:
+            await self._swap_window(view, bounds, follow)
+            return
         await self.remove_children()
         self.blocks = {}
         self._marker = self._newer = None
         self._hint = None
         self.render_count += 1
-        view = self.view
         if view is None:
             self.first = self.end = 0
             self.detached = False
@@ -306,6 +314,53 @@ class Transcript(PaneKeys, VerticalScroll):
         await self.mount_all(widgets)
         if sliced and blocks and await self._mount_hidden(blocks, before=self._newer):
             self._show(blocks)
+
+    async def _swap_window(self, view: AgentView, bounds: Callable[[int], tuple[int, int]],
+                           follow: bool = False) -> None:
+        """Build the window items[first:end] hidden behind the one shown, then swap them
+        in one frame. Removing the old window, mounting the markers and showing the new
+        blocks one after the other were each a layout of the screen (six or seven frames
+        for a search step far back, 40-90 ms of CPU each with every agent streaming); the
+        old window also stays readable, and syncing, while the new one is built."""
+        window = self._windows
+        model = view.transcript
+        items = model.items
+        first, end = bounds(len(items))
+        made = {item.index: self._make(item) for item in items[first:end]}
+        blocks = list(made.values())
+        if not await self._mount_hidden(blocks, before=None):
+            return  # (another window replaced this one meanwhile)
+        if window != self._windows or self.view is not view:
+            await self.remove_children(blocks)
+            return
+        items = model.items
+        old = [child for child in self.children if child not in made.values()]
+        self.blocks = made
+        self.first, self.end = first, end
+        self.detached = end < len(items) or self._more_log(earlier=False)
+        self._marker = self._newer = self._hint = None
+        self.render_count += 1
+        with self.app.batch_update():
+            removed = self.remove_children(old)
+            if first and blocks:
+                self._marker = OlderMarker()
+                self._marker.set_count(first)
+                self.mount(self._marker, before=blocks[0])
+            if self.detached:
+                self._newer = NewerMarker()
+                self._newer.set_count(len(items) - end)
+                self.mount(self._newer)
+            self._show(blocks)
+            if follow:
+                self.anchor()
+            for index, block in made.items():  # what changed while they were built
+                item = items[index]
+                if isinstance(block, TranscriptBlock) and (
+                        block.shown_version != item.version or item.chunks):
+                    block.show_item(item)
+        await removed
+        if not self.detached:
+            self._sync_soon()  # items that arrived while it was built
 
     def _prune(self, *, following: bool = True) -> None:
         """Drop the oldest widgets once far behind a tail that is being followed (or, with
@@ -646,7 +701,8 @@ class Transcript(PaneKeys, VerticalScroll):
 
     def action_follow(self) -> None:
         if self.detached:
-            self.show(self.view)  # back to the live tail: rebuilt from the end, anchored
+            # back to the live tail: rebuilt from the end behind the part read, anchored
+            self.show(self.view, sliced=True)
             return
         self.anchor()
         self._show_follow_state()
