@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from dsh_tui.harness import new_world
 from dsh_tui.harness.readonly import register_log_agent
 from dsh_tui.ui.widgets.event_log import FIRST_LINES, format_entry
@@ -129,9 +131,12 @@ async def test_the_event_log_shows_exactly_the_matching_lines_after_a_reload() -
                              == log.log_widget.max_scroll_y)
 
 
-async def test_a_search_far_back_while_a_page_is_mounted_leaves_one_whole_window() -> None:
-    # `home` mounts its page a slice per tick; a search step (enter) re-centres the window
-    # meanwhile. The page must give way: no error, no block of it left behind.
+@pytest.mark.parametrize("first", ["page", "search"])
+async def test_a_search_far_back_while_a_page_is_mounted_leaves_one_whole_window(
+        first: str) -> None:
+    # `home` mounts its page a slice per tick; a search step (enter) far back builds its
+    # window hidden, then swaps it in. Whichever starts first, the page gives way: no
+    # error, no block of it left behind.
     ctx = new_world(read_only=True)
     register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0},
                        long_log(60, (3,)))
@@ -140,10 +145,21 @@ async def test_a_search_far_back_while_a_page_is_mounted_leaves_one_whole_window
         await settle(pilot)
         transcript = app.main.transcript
         items = app.main.selected_view.transcript.items
-        page = asyncio.ensure_future(transcript.action_load_older())
-        await wait_until(pilot, lambda: bool(transcript.query(".-pending")))
         needle = next(i.index for i in items if "Needle" in i.current_text())
-        transcript.reveal(needle)
+        async def pending() -> None:
+            for _ in range(400):  # (not the pilot's pause: it waits for the pane's queue)
+                if transcript.query(".-pending"):
+                    return
+                await asyncio.sleep(0.002)
+
+        if first == "search":
+            transcript.reveal(needle)
+            await pending()  # the search's window is being built (its bounds are set)
+            transcript.PAGE = 40  # a page still mounting when that window is swapped in
+        page = asyncio.ensure_future(transcript.action_load_older())
+        await pending()
+        if first == "page":
+            transcript.reveal(needle)
         await page
         await wait_until(pilot, lambda: transcript.marked == needle)
         await settle(pilot)

@@ -334,6 +334,7 @@ class Transcript(PaneKeys, VerticalScroll):
             await self.remove_children(blocks)
             return
         items = model.items
+        self._windows += 1  # a page still being mounted into the old window gives way
         old = [child for child in self.children if child not in made.values()]
         self.blocks = made
         self.first, self.end = first, end
@@ -495,7 +496,7 @@ class Transcript(PaneKeys, VerticalScroll):
         for widget in widgets:
             widget.add_class("-pending")
         for start in range(0, len(widgets), self.MOUNT_SLICE):
-            if window != self._windows:
+            if window != self._windows or (before is not None and before.parent is not self):
                 await self.remove_children([w for w in widgets if w.parent is self])
                 return False
             batch = widgets[start:start + self.MOUNT_SLICE]
