@@ -112,11 +112,13 @@ class KeepLinesOnHeight:
 
     _kept_width = 0
 
-    def _on_resize(self, event: events.Resize) -> None:
+    def _on_resize(self, event: events.Resize | None = None) -> None:
+        if event is None:  # (OptionList's handler takes no event; Textual passes one)
+            return
         width = event.size.width
         if width and width == self._kept_width:
-            cache = getattr(self, "_line_cache", None)
-            if hasattr(cache, "grow"):
-                cache.grow(event.size.height)  # (Tree's handler did this, and dropped them)
+            grow = getattr(getattr(self, "_line_cache", None), "grow", None)
+            if callable(grow):
+                grow(event.size.height)  # (Tree's handler did this, and dropped them)
             event.prevent_default()
         self._kept_width = width
