@@ -96,6 +96,10 @@ class InitiatorScope:
         return task
 
     def _settled(self, boundary: _Boundary) -> None:
+        # The task's context holds the boundary (`_chain`), so a boundary still holding
+        # its finished task is a reference cycle: freed only by a full collection, which
+        # the GC pacing holds off while agents run (ui/state/gcpacing.py).
+        boundary.task = None
         self._pending.discard(boundary)
         if not self._pending and self._drained is not None:
             self._drained.set()

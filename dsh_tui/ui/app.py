@@ -40,8 +40,11 @@ from .state.config import ConfigError, UiConfig, save_setting
 from .state.gcpacing import GcPacing
 from .state.keysfirst import KeysFirst
 from .state.text import visible
+from .lru import install as install_lru_fix
 from .strips import install as install_strip_fix
 from .themes import VARIABLE_DEFAULTS, load_themes
+from .unmounted import Reaper
+from .unmounted import install as install_reaping
 
 QUIT_NEVER = 1e9
 TYPING_KEYS = frozenset({"backspace", "delete", "space"})
@@ -96,6 +99,8 @@ class DshApp(KeyGateApp):
 
     def __init__(self, ctx: Context, config: UiConfig | None = None) -> None:
         install_strip_fix()
+        install_lru_fix()
+        install_reaping()
         super().__init__()
         self.ctx = ctx
         self.config = config if config is not None else UiConfig()
@@ -107,6 +112,8 @@ class DshApp(KeyGateApp):
         self._overdue = False
         self._spinner: Timer | None = None
         self.gc_pacing = GcPacing()
+        self.reaper = Reaper()
+        """Frees removed widgets while agents stream, frozen or not (`unmounted.py`)."""
         self.closing = False
         """Set when the app unmounts: late flushes and pauses find nothing to show."""
         self.breakpoints: Breakpoints | None = None
@@ -267,6 +274,8 @@ class DshApp(KeyGateApp):
         typing = self.keys_first.typing()
         if tree.tick(self.bridge.views, hold=typing):
             self.gc_pacing.busy(typing=typing)
+            if not typing:
+                self.reaper.run()
             return
         if self._spinner is not None:
             self._spinner.pause()
