@@ -32,6 +32,7 @@ from dsh_tui.harness import Context
 from .commands import DshCommands, Palette
 from .keygate import KeyGateApp
 from .keys import default_bindings, keys_for, startup_keymap
+from .lru import install as install_lru_fix
 from .screens.help import HelpScreen
 from .screens.main import READ_ONLY_NOTICE, MainScreen
 from .state.breakpoints import Breakpoints
@@ -40,7 +41,6 @@ from .state.config import ConfigError, UiConfig, save_setting
 from .state.gcpacing import GcPacing
 from .state.keysfirst import KeysFirst
 from .state.text import visible
-from .lru import install as install_lru_fix
 from .strips import install as install_strip_fix
 from .themes import VARIABLE_DEFAULTS, load_themes
 from .unmounted import Reaper

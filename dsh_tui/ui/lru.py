@@ -48,6 +48,6 @@ def install() -> bool:
         clear(self)
 
     clear_unlinked.__doc__ = clear.__doc__
-    LRUCache.clear = clear_unlinked  # type: ignore[method-assign]
+    LRUCache.clear = clear_unlinked  # type: ignore[method-assign,assignment]
     setattr(LRUCache, _INSTALLED, True)
     return True

@@ -32,6 +32,7 @@ import time
 import weakref
 from typing import Any
 
+from textual._node_list import NodeList
 from textual.app import App
 from textual.css.stylesheet import Stylesheet
 from textual.dom import DOMNode
@@ -52,6 +53,8 @@ def install() -> bool:
         return True
     if not textual_is(CHECKED_ON) or not hasattr(Stylesheet, "_process_component_classes"):
         return False
+    if not isinstance(getattr(NodeList(None), "_displayed_nodes", None), tuple):
+        return False
     exit_loop = Widget._message_loop_exit
     restyle = Stylesheet._process_component_classes
 
@@ -60,9 +63,7 @@ def install() -> bool:
         virtual = _virtual_nodes(self)
         await exit_loop(self)
         if isinstance(parent, Widget):
-            # Its cached arrangements (4 sizes) list the removed child; a new one is made
-            # anyway, since its children changed.
-            parent._clear_arrangement_cache()
+            _forget_child_lists(parent)
         _report(self, [self, *virtual])
 
     def _process_component_classes(self: Stylesheet, node: DOMNode) -> None:
@@ -77,6 +78,18 @@ def install() -> bool:
     Stylesheet._process_component_classes = _process_component_classes  # type: ignore[method-assign]
     setattr(Widget, _INSTALLED, True)
     return True
+
+
+def _forget_child_lists(parent: Widget) -> None:
+    """Drop what `parent` cached about its children before one was removed: its cached
+    arrangements (of 4 sizes) and its lists of displayed children each still list the
+    removed child, until the parent is next arranged (an idle pane: not soon). Textual
+    makes them again anyway on the next use: its children changed."""
+    parent._clear_arrangement_cache()
+    nodes = parent._nodes
+    for name in ("_displayed_nodes", "_displayed_visible_nodes"):
+        if isinstance(getattr(nodes, name, None), tuple):
+            setattr(nodes, name, (-1, []))
 
 
 def _virtual_nodes(node: DOMNode) -> list[DOMNode]:

@@ -217,3 +217,30 @@ async def test_c85_boundary_that_triggers_teardown_does_not_deadlock():
     await bounded(agents2.with_initiator(a, nested_teardown))
     with pytest.raises(Exception, match="agent initiator scope is disposed"):
         agents2.current_initiator()
+
+
+async def test_a_finished_boundary_task_is_freed_without_the_cycle_collector():
+    """The task of an async boundary runs in a context that holds the boundary: once done,
+    nothing may keep the task from reference counting (the UI freezes the collector's view
+    while agents run, so a cycle there stayed until everything was idle)."""
+    import gc
+    import weakref
+
+    agents = new_world().agents
+
+    async def work():
+        await asyncio.sleep(0)
+        return agents.require_initiator().id
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        task = agents.with_initiator(Tag("worker"), work)
+        assert await task == "worker"
+        await asyncio.sleep(0)  # the done callbacks run
+        ref = weakref.ref(task)
+        del task
+        assert ref() is None
+    finally:
+        if enabled:
+            gc.enable()

@@ -12,12 +12,15 @@ Frozen objects are never examined again until the app unfreezes, so garbage that
 was frozen stays in memory while agents keep running. Before each freeze the
 pacing therefore collects what is not frozen yet (half a second of survivors, a
 few milliseconds of work), so the short-lived garbage of frames and chunks is
-never frozen. What still accumulates is garbage made of objects that were alive
-at a freeze and die later (a pruned transcript block, a finished turn's tasks):
-measured by `benchmarks/bench_soak.py`, about a fifth of what freezing alone
-kept, and a few per cent of the memory the session logs themselves grow by. It
-is returned once everything is idle again, when the pacing unfreezes and
-collects at a moment nobody watches a stream. A periodic full collection while
+never frozen. Garbage made of objects that were alive at a freeze and die later
+is out of the collector's reach until everything is idle again, when the pacing
+unfreezes and collects at a moment nobody watches a stream. Most of it was
+removed widgets (a pruned transcript block, a Markdown list the stream
+re-rendered), which the app's `Reaper` now frees while busy without any
+collection (`ui/unmounted.py`, `state/reclaim.py`), and rings of Textual's
+cleared LRU caches, which no longer form (`ui/lru.py`): measured by
+`benchmarks/bench_soak.py`, what is left at the end of a minute's soak went from
+about 10 MB to 0.1-0.2 MB. A periodic full collection while
 busy was tried and dropped: its pause (~0.5 s at 300,000 events) broke the
 250 ms lag bar; measured again with packed chunks (20 agents streaming, 30 s,
 `benchmarks/bench_soak.py`), a full collection while busy once the frozen heap had
