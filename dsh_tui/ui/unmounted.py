@@ -32,7 +32,6 @@ import time
 import weakref
 from typing import Any
 
-from textual._node_list import NodeList
 from textual.app import App
 from textual.css.stylesheet import Stylesheet
 from textual.dom import DOMNode
@@ -52,6 +51,10 @@ def install() -> bool:
     if getattr(Widget, _INSTALLED, False):
         return True
     if not textual_is(CHECKED_ON) or not hasattr(Stylesheet, "_process_component_classes"):
+        return False
+    try:
+        from textual._node_list import NodeList
+    except ImportError:
         return False
     if not isinstance(getattr(NodeList(None), "_displayed_nodes", None), tuple):
         return False
