@@ -24,6 +24,7 @@ from .served import (
     get_when_up,
     served_env,
     served_tab,
+    tagged,
 )
 
 
@@ -95,6 +96,11 @@ def test_the_leak_check_finds_a_process_that_left_its_group() -> None:
     tag = uuid.uuid4().hex
     stray = subprocess.Popen(["sleep", "60"], env=served_env(tag), start_new_session=True)
     try:
+        # Until the child has exec'd, /proc shows the parent's environment, without the tag:
+        # a check that ran first found nothing (CI of 0066ba5). Wait until it can be seen.
+        deadline = time.monotonic() + HANG_GUARD_S
+        while not tagged(tag) and time.monotonic() < deadline:
+            time.sleep(0.01)
         with pytest.raises(AssertionError, match="outlived their serve test"):
             assert_none_left(tag, grace=0.2)
         assert stray.wait(timeout=HANG_GUARD_S) == -signal.SIGKILL  # and it was killed
