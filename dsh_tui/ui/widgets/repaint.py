@@ -31,16 +31,10 @@ def _mount_refresh_code() -> CodeType | None:
 _MOUNT_REFRESH = _mount_refresh_code()
 
 
-def called_by_mount() -> bool:
-    """The `refresh()` running now was called by Textual's mount (see the module docstring):
-    for a widget whose own lines do not depend on its children, a layout is enough. False
-    on a Textual whose mount is not recognised (its refresh is then left as it is)."""
-    return _MOUNT_REFRESH is not None and sys._getframe(2).f_code is _MOUNT_REFRESH
-
-
 def widgets_mounted() -> list[Widget] | None:
-    """The widgets whose mount called the `refresh()` running now (see `called_by_mount`);
-    None when it was not called by Textual's mount."""
+    """The widgets whose mount called the `refresh()` running now (see the module docstring);
+    None when it was not called by Textual's mount, or on a Textual whose mount is not
+    recognised."""
     frame = sys._getframe(2)  # (this, the refresh, its caller)
     if _MOUNT_REFRESH is None or frame.f_code is not _MOUNT_REFRESH:
         return None
