@@ -91,7 +91,7 @@ class DshApp(KeyGateApp):
                         "brings them back)"),
         Binding("ctrl+c", "interrupt", "Stop", id="interrupt", priority=True, show=False,
                 tooltip="Stop the selected running agent keeping its inbox; on an idle one, "
-                        "press twice to quit (copies a selection in a text field)"),
+                        "press twice to quit (first copies selected text, if any)"),
     ]
 
     QUIT_WINDOW = 3.0
@@ -304,6 +304,8 @@ class DshApp(KeyGateApp):
         if isinstance(focused, TextArea) and focused.selected_text:
             focused.action_copy()
             return
+        if self._copy_screen_selection():
+            return
         main = self.main
         agent = main.selected_agent
         if agent is not None and not self.read_only and agent.status == "running":
@@ -320,6 +322,20 @@ class DshApp(KeyGateApp):
             else "Nothing is running"
         self.say(f"{what}. Press ctrl+c again to quit ({quit_keys} also quits); every inbox "
                  "is kept.", timeout=self.QUIT_WINDOW)
+
+    def _copy_screen_selection(self) -> bool:
+        """Copy the text dragged over on screen (a reply, a message), as a terminal's own
+        copy would; the selection is then cleared, so a second ctrl+c stops or quits as
+        usual. False when nothing is selected."""
+        screen = self.screen
+        selected = screen.get_selected_text()
+        if not selected:
+            return False
+        self.copy_to_clipboard(selected)
+        screen.clear_selection()
+        self.say(f"Copied {len(selected):,} characters (ctrl+c again stops or quits).",
+                 timeout=self.QUIT_WINDOW)
+        return True
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

@@ -14,10 +14,12 @@ from typing import Any, ClassVar, cast
 
 from markdown_it import MarkdownIt
 from rich.segment import Segment
+from rich.style import Style as RichStyle
 from textual import events
 from textual.content import Content
 from textual.geometry import Region, Size
 from textual.message import Message
+from textual.selection import Selection
 from textual.strip import Strip
 from textual.style import Style
 from textual.widget import Widget
@@ -26,6 +28,7 @@ from textual.widgets import Static
 from ..markdown_lines import Look, Part, code_content, parse, render_part, reparse_tail
 from ..state.text import format_duration, last_line, one_line, short_id, visible, visible_label
 from ..state.transcript import Item
+from .line_selection import lines_text, selected_line
 from .repaint import OneLayout
 
 LANE_GLYPH = {"follow-up": "↵", "steer": "⚑", "inject": "✚", "context": "◇", "message": "•"}
@@ -58,6 +61,8 @@ and every visible line moved up): a key typed then, and every other callback of 
 waited for it (benchmarks/bench_keys.py, the soak's lag figures). The height grows by
 TAIL_SLACK lines at a time (`AssistantBlock.get_content_height`), and is the text's again
 when the reply is complete."""
+
+_NO_STYLE = RichStyle()
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 
@@ -448,8 +453,19 @@ class AssistantBlock(OneLayout, Widget, TranscriptBlock):
         width = self.size.width
         rows = self._lines(width)
         if 0 <= y < len(rows):
-            return rows[y]
+            selection = self.text_selection
+            style = self.screen.get_component_rich_style("screen--selection") \
+                if selection is not None else _NO_STYLE
+            return selected_line(rows[y], y, selection, style)
         return Strip.blank(width, self.visual_style.rich_style)
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        """The selected part of the reply as drawn (a drag over it, a double click): its
+        lines as the screen shows them, so what is copied is what was highlighted."""
+        width = self.size.width
+        if not width:
+            return None
+        return selection.extract(lines_text(self._lines(width))), "\n"
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         """The text's lines, or while streaming the reserve (see TAIL_SLACK, `reserve_for`)."""
