@@ -17,8 +17,8 @@ from rich.style import Style as RichStyle
 from textual.selection import Selection
 from textual.strip import Strip
 
-LINE_BREAKS = str.maketrans({character: " " for character in
-                             "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"})
+LINE_BREAKS = str.maketrans(dict.fromkeys((0x0B, 0x0C, 0x1C, 0x1D, 0x1E, 0x85, 0x2028, 0x2029),
+                                           " "))
 """Characters `str.splitlines` breaks at besides newlines: `Selection.extract` splits the
 text with it, so one of these inside a drawn line would shift every row after it."""
 
