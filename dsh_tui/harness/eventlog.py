@@ -14,6 +14,14 @@ into a `ChunkRun`: one zlib-compressed JSON blob holding the run's times and dat
 `SessionEvent`s; the last decoded run is cached, so reading a run in order costs one
 decode. Nothing here changes what an event is: seqs, types, times and data read back
 exactly as appended, only the Python objects are new ones.
+
+The bookkeeping between the chunks (inbox splices, step and turn starts and ends, tool
+calls) is packed the same way, in `RecordRun`s of their own: a turn of 20 agents logs a
+few of them, and as live objects with their dicts they cost about 3 KB a turn, more than
+its packed chunks (issue 14). A record run is small, so reading one record back (the
+event log shows them) decodes a few hundred bytes, not a step's chunks. What stays live
+is what is read without a decode: the surface events (the model history, which
+`derive_messages` keeps anyway) and the types the session scans for (`LIVE_TYPES`).
 """
 
 from __future__ import annotations
@@ -25,6 +33,12 @@ from collections.abc import Callable, Iterator
 from typing import Any, cast
 
 CHUNK_TYPE = "assistant/chunk"
+LIVE_TYPES = frozenset({"user/message", "assistant/message", "tool/result",
+                        "request/header", "request/context", "turn/start"})
+"""Never packed: the surface events (the model history; `derive_messages` keeps their
+messages, and a surface replace reads the node it rewrites), and the types the session
+finds by scanning only the live events (`request_header`, `request_context`,
+`last_turn` use `iter_live` / `riter_live`)."""
 MIN_RUN = 16
 """Shorter runs stay as objects: packing them would save less than it costs to read."""
 COMPACT_BUDGET = 4_000
@@ -78,30 +92,92 @@ class ChunkRun:
         return out
 
 
-_decoded: tuple[ChunkRun | None, list[Any]] = (None, [])
-"""The last run read (any session's): reading a run in order decodes it once. One run
-at most, so the cache itself stays bounded."""
+class RecordRun:
+    """`count` consecutive bookkeeping events (any type but a chunk or `LIVE_TYPES`, no
+    surface marker), packed: first time + time gaps + types + data + which are ignorable."""
+
+    __slots__ = ("blob", "count")
+
+    def __init__(self, blob: bytes, count: int) -> None:
+        self.blob = blob
+        self.count = count
+
+    @classmethod
+    def pack(cls, events: list[Any]) -> RecordRun | None:
+        """The run for `events`, or None when their data does not round-trip as JSON text."""
+        first = events[0].time
+        gaps = []
+        previous = first
+        for event in events:
+            gaps.append(event.time - previous)
+            previous = event.time
+        try:
+            text = json.dumps([first, gaps, [event.type for event in events],
+                               [event.data for event in events],
+                               [i for i, event in enumerate(events) if event.ignorable]],
+                              separators=(",", ":"), allow_nan=False)
+        except (TypeError, ValueError):
+            return None
+        return cls(zlib.compress(text.encode("ascii"), 6), len(events))
+
+    def unpack(self, first_seq: int, make: Make) -> list[Any]:
+        """Decode this run into events made by `make`, seqs counted from `first_seq`."""
+        time, gaps, types, datas, ignorable = json.loads(zlib.decompress(self.blob))
+        flagged = set(ignorable)
+        out = []
+        seq = first_seq
+        for index, (gap, kind, data) in enumerate(zip(gaps, types, datas, strict=True)):
+            time += gap
+            out.append(make(kind, seq, time, data, None, None, index in flagged))
+            seq += 1
+        return out
 
 
-def _events_of(run: ChunkRun, first_seq: int, make: Make) -> list[Any]:
-    global _decoded
-    cached, events = _decoded
+Packed = ChunkRun | RecordRun
+PACKED = (ChunkRun, RecordRun)
+
+
+_decoded: tuple[Packed | None, list[Any]] = (None, [])
+"""The last chunk run read (any session's): reading a run in order decodes it once. One
+run at most, so the cache itself stays bounded."""
+_decoded_records: tuple[Packed | None, list[Any]] = (None, [])
+"""The last record run read, apart: reading a record between chunks (the event log, a
+transcript rebuild) does not throw away the chunk run being read."""
+
+
+def _events_of(run: Packed, first_seq: int, make: Make) -> list[Any]:
+    global _decoded, _decoded_records
+    chunks = type(run) is ChunkRun
+    cached, events = _decoded if chunks else _decoded_records
     if cached is run:
         return events
     events = run.unpack(first_seq, make)
-    _decoded = (run, events)
+    if chunks:
+        _decoded = (run, events)
+    else:
+        _decoded_records = (run, events)
     return events
 
 
 def forget_decoded() -> None:
-    """Drop the cached decoded run (a memory measurement wants nothing extra alive)."""
-    global _decoded
-    _decoded = (None, [])
+    """Drop the cached decoded runs (a memory measurement wants nothing extra alive)."""
+    global _decoded, _decoded_records
+    _decoded = _decoded_records = (None, [])
 
 
-def _compactable(event: Any) -> bool:
-    return event.type == CHUNK_TYPE and event.surface_op is None and \
-        not event.ignorable and event.source_event_seqs is None
+_LIVE, _CHUNK, _RECORD = 0, 1, 2
+
+
+def _kind(event: Any) -> int:
+    """How `compact()` treats `event`: kept live, packed in a chunk run or in a record run."""
+    kind = event.type
+    if kind in LIVE_TYPES:
+        return _LIVE
+    if event.surface_op is not None or event.source_event_seqs is not None:
+        return _LIVE  # (only surface types carry these; a session rejects them elsewhere)
+    if kind == CHUNK_TYPE:
+        return _LIVE if event.ignorable else _CHUNK
+    return _RECORD
 
 
 class EventLog:
@@ -112,7 +188,7 @@ class EventLog:
     def __init__(self, make: Make) -> None:
         self._make = make
         self._starts: list[int] = [0]
-        self._segs: list[list[Any] | ChunkRun] = [[]]
+        self._segs: list[list[Any] | Packed] = [[]]
         self._len = 0
         self._cursor = 0  # every seq below it has been examined by compact()
         self._next_check = 0  # compact_streaming() looks again once the log is this long
@@ -132,8 +208,13 @@ class EventLog:
 
     @property
     def packed_runs(self) -> int:
-        """How many packed runs the log holds (the soak benchmark reports it)."""
+        """How many packed chunk runs the log holds (the soak benchmark reports it)."""
         return sum(1 for seg in self._segs if isinstance(seg, ChunkRun))
+
+    @property
+    def packed_records(self) -> int:
+        """How many bookkeeping events the log holds packed in record runs."""
+        return sum(seg.count for seg in self._segs if isinstance(seg, RecordRun))
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -145,13 +226,13 @@ class EventLog:
         k = bisect.bisect_right(self._starts, index) - 1
         seg = self._segs[k]
         first = self._starts[k]
-        if isinstance(seg, ChunkRun):
+        if isinstance(seg, PACKED):
             return _events_of(seg, first, self._make)[index - first]
         return seg[index - first]
 
     def _segment_events(self, k: int) -> list[Any]:
         seg = self._segs[k]
-        if isinstance(seg, ChunkRun):
+        if isinstance(seg, PACKED):
             return _events_of(seg, self._starts[k], self._make)
         return seg
 
@@ -170,15 +251,15 @@ class EventLog:
             k += 1
 
     def iter_live(self, start: int, stop: int) -> Iterator[Any]:
-        """Like `iter`, without the packed runs: for scans that look for anything but a
-        stream chunk (a request header, a turn start), which must not decode history."""
+        """Like `iter`, without the packed runs: for scans that look for a type of
+        `LIVE_TYPES` (a request header, a turn start), which must not decode history."""
         if start >= stop:
             return
         k = bisect.bisect_right(self._starts, start) - 1
         while start < stop and k < len(self._segs):
             first = self._starts[k]
             seg = self._segs[k]
-            if isinstance(seg, ChunkRun):
+            if isinstance(seg, PACKED):
                 start = first + seg.count
             else:
                 end = min(stop, first + len(seg))
@@ -194,7 +275,7 @@ class EventLog:
         while k >= 0:
             first = self._starts[k]
             seg = self._segs[k]
-            if not isinstance(seg, ChunkRun):
+            if not isinstance(seg, PACKED):
                 for i in range(top - first - 1, -1, -1):
                     yield seg[i]
             top = first
@@ -232,7 +313,10 @@ class EventLog:
         return self.compact(budget=waiting - HOT_KEEP)
 
     def compact(self, budget: int = COMPACT_BUDGET) -> int:
-        """Pack the runs of plain chunk events among the next `budget` unexamined events.
+        """Pack the finished runs among the next `budget` unexamined events: plain chunk
+        events into `ChunkRun`s (runs of MIN_RUN or more), bookkeeping events into
+        `RecordRun`s. A run of records at the end of what is examined is left for the
+        next call, which may find it longer (a step's end, then its turn's end).
 
         Call it only where no chunk run is still growing at the tail (a step or turn
         just ended). Returns how many events were packed.
@@ -245,19 +329,28 @@ class EventLog:
         if stop - begin < MIN_RUN:
             return 0
         work = tail[begin:stop]
-        pieces: list[list[Any] | ChunkRun] = []
+        pieces: list[list[Any] | Packed] = []
         hot: list[Any] = []
         packed = 0
         i, end = 0, len(work)
+        examined = end
         while i < end:
-            if not _compactable(work[i]):
+            kind = _kind(work[i])
+            if kind == _LIVE:
                 hot.append(work[i])
                 i += 1
                 continue
-            j = i
-            while j < end and _compactable(work[j]):
+            j = i + 1
+            while j < end and _kind(work[j]) == kind:
                 j += 1
-            run = ChunkRun.pack(work[i:j]) if j - i >= MIN_RUN else None
+            run: Packed | None
+            if kind == _CHUNK:
+                run = ChunkRun.pack(work[i:j]) if j - i >= MIN_RUN else None
+            elif j == end:
+                examined = i  # records at the end: examined again with what follows them
+                break
+            else:
+                run = RecordRun.pack(work[i:j])
             if run is None:
                 hot.extend(work[i:j])
             else:
@@ -267,10 +360,10 @@ class EventLog:
                 pieces.append(run)
                 packed += j - i
             i = j
-        self._cursor = tail_start + stop
+        self._cursor = tail_start + begin + examined
         if not packed:
             return 0
-        rest = tail[stop:]
+        rest = tail[begin + examined:]
         del tail[begin:]  # the examined prefix stays where it is, as a finished segment
         if hot:
             pieces.append(hot)
@@ -283,7 +376,7 @@ class EventLog:
         for piece in pieces:
             self._starts.append(seq)
             self._segs.append(piece)
-            seq += piece.count if isinstance(piece, ChunkRun) else len(piece)
+            seq += piece.count if isinstance(piece, PACKED) else len(piece)
         last = self._segs[-1]
         if isinstance(last, list):
             last.extend(rest)

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, overload
 
-from .eventlog import EventLog
+from .eventlog import LIVE_TYPES, EventLog
 from .jsonvalue import MAX_SAFE_INTEGER, NotJsonError, json_equal, snapshot_json, thaw_json
 
 if TYPE_CHECKING:
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 SESSION_FORMAT_VERSION = 0
 SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
+assert SURFACE_TYPES <= LIVE_TYPES  # surface events are never packed (eventlog.py)
 ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs",
                            "ignorable"})
 
@@ -443,7 +444,8 @@ class Session:
     """An append-only log plus its header; attach to a SessionStore to publish appends.
 
     A finished step's stream chunks are packed in memory (`eventlog.py`) when the
-    step or turn ends (a long step's older chunks already while it streams), so a
+    step or turn ends (a long step's older chunks already while it streams), and so
+    is the bookkeeping between them (splices, step and turn ends), so a
     long-running session costs memory for its messages, not for every token it
     streamed. A seed (a resumed log) is packed the same way,
     a budget of events per step end.

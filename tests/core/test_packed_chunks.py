@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dsh_tui.harness import Session
-from dsh_tui.harness.eventlog import MIN_RUN, EventLog, forget_decoded
+from dsh_tui.harness.eventlog import LIVE_TYPES, MIN_RUN, EventLog, forget_decoded
 from dsh_tui.harness.session import SessionEvent
 
 
@@ -137,6 +137,7 @@ def test_rule_retained_memory_per_finished_chunk_is_small():
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.one_of(st.tuples(st.just("chunks"), st.integers(0, 60)),
                           st.tuples(st.just("other"), st.integers(1, 3)),
+                          st.tuples(st.just("live"), st.integers(1, 2)),
                           st.tuples(st.just("compact"), st.integers(1, 200))), max_size=25))
 def test_property_event_log_reads_like_a_list(operations):
     """Whatever mix of appends and packing, the log reads exactly like a plain list."""
@@ -153,8 +154,11 @@ def test_property_event_log_reads_like_a_list(operations):
             for i in range(n):
                 add("assistant/chunk", {"chunk": {"type": "text-delta", "text": f"t{i}"}})
         elif op == "other":
+            for k in range(n):
+                add("step/end", {"turn": 1, "k": [k, 0.5, None, "é\u2028"]})
+        elif op == "live":
             for _ in range(n):
-                add("step/end", {"turn": 1})
+                add("turn/start", {"turn": 1})
         else:
             log.compact(budget=n)
         assert len(log) == len(model)
@@ -164,8 +168,10 @@ def test_property_event_log_reads_like_a_list(operations):
     assert [e.to_json() for e in log.riter(len(log))] == want[::-1]
     assert [log[i].to_json() for i in range(len(log))] == want
     live = [e.to_json() for e in log.iter_live(0, len(log))]
-    assert [r for r in want if r["type"] != "assistant/chunk"] == \
-        [r for r in live if r["type"] != "assistant/chunk"]
+    assert [r for r in want if r["type"] in LIVE_TYPES] == \
+        [r for r in live if r["type"] in LIVE_TYPES]  # what the session scans for is all there
+    assert [r["seq"] for r in live] == sorted(r["seq"] for r in live)
+    assert all(want[r["seq"]] == r for r in live)
     assert [e.to_json() for e in log.riter_live(len(log))] == live[::-1]
     for start in range(0, len(model), 7):
         assert [e.seq for e in log.iter(start, start + 11)] == \
@@ -184,8 +190,11 @@ def test_rule_a_seed_is_packed_over_later_step_ends_or_at_once_by_pack():
     resumed.append("step/start", {"turn": 2, "step": 1})
     open_chunks = [resumed.append("assistant/chunk", {"turn": 2, "step": 1, "chunk": {
         "type": "text-delta", "index": 0, "text": str(i)}}) for i in range(40)]
-    assert resumed.pack() == 8 * 300
-    assert resumed._log.packed_runs == 8
+    records = sum(1 for e in resumed.events[:-42]  # (the open turn's step/start waits)
+                  if e.type != "assistant/chunk" and e.type not in LIVE_TYPES)
+    assert records == 8 * 2 + 2  # step starts and ends, the turn's end, the seed's end
+    assert resumed.pack() == 8 * 300 + records
+    assert resumed._log.packed_runs == 8 and resumed._log.packed_records == records
     assert all(resumed.events[e.seq] is e for e in open_chunks)
     assert [e.to_json() for e in resumed.events[:len(seed)]] == seed
     assert resumed.pack() == 0
@@ -211,3 +220,78 @@ def test_rule_a_long_streaming_step_is_packed_while_it_streams():
         [e.to_json() for e in (session.events[0], session.events[1], *appended)]
     _step(session, 1, 2, 40)  # the step's end packs the rest
     assert [e.seq for e in session.events] == list(range(session.seq))
+
+
+def _turns_with_bookkeeping(turns: int) -> tuple[Session, list[SessionEvent]]:
+    """Turns as the loop and inbox log them (splices, request records, a tool call, an
+    ignorable marker); returns the session and every event as `append` returned it."""
+    session = Session("records")
+    appended = []
+
+    def add(kind: str, data: object, **kw: object) -> SessionEvent:
+        event = session.append(kind, data, **kw)
+        appended.append(event)
+        return event
+
+    for turn in range(1, turns + 1):
+        message = {"id": f"u{turn}", "role": "user", "source": {"kind": "user"},
+                   "content": [{"type": "text", "text": f"go ✓ {turn} \u2028"}]}
+        add("agent/inbox/spliced", {"target": "next-turn", "start": 0, "inserted": [message]})
+        add("turn/start", {"turn": turn})
+        add("agent/inbox/spliced", {"target": "next-turn", "start": 0, "removedCount": 1,
+                                    "inserted": []})
+        add("step/start", {"turn": turn, "step": 1})
+        add("user/message", message, surface_op="append")
+        if turn == 1:
+            add("request/header", {"header": {"config": {"provider": "p", "model": "m"}},
+                                   "reason": "initial"})
+        seqs = [add("assistant/chunk", {"turn": turn, "step": 1, "chunk": {
+            "type": "text-delta", "index": 0, "text": f"w{i}"}}).seq for i in range(20)]
+        add("tool/call", {"turn": turn, "step": 1, "callId": f"c{turn}", "name": "read",
+                          "arguments": {"path": "/x", "n": 1.5}})
+        add("assistant/message", {"turn": turn, "step": 1, "message": {
+            "id": f"a{turn}", "role": "assistant",
+            "source": {"kind": "model", "provider": "p", "model": "m"},
+            "content": [{"type": "text", "text": "".join(f"w{i}" for i in range(20))}]}},
+            surface_op="append", source_event_seqs=seqs)
+        add("ui/marker", {"turn": turn}, ignorable=True)
+        add("step/end", {"turn": turn, "step": 1})
+        add("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
+    return session, appended
+
+
+def test_rule_the_bookkeeping_between_surface_events_is_packed_and_reads_back_equal():
+    """Splices, step and turn starts and ends, tool calls and ignorable records of finished
+    turns are packed too (record runs); what the session scans for and the model history
+    stay the live objects `append` returned, and every event reads back as appended."""
+    session, appended = _turns_with_bookkeeping(12)
+    log = session._log
+    assert log.packed_records > 12 * 5
+    live_records = [e for e in log.iter_live(0, len(log))
+                    if e.type not in LIVE_TYPES and e.type != "assistant/chunk"]
+    # Only the last turn's closing records wait (a later step may extend their run).
+    assert [e.type for e in live_records] == ["ui/marker", "step/end", "turn/end"]
+    assert all(log[e.seq] is e for e in appended if e.type in LIVE_TYPES)
+    assert [e.to_json() for e in session.events] == [e.to_json() for e in appended]
+    assert [e.ignorable for e in session.events] == [e.ignorable for e in appended]
+    assert [e.seq for e in reversed(session.events)] == list(range(session.seq))[::-1]
+    assert session.last_turn() == 12
+    assert session.request_header() == {"config": {"provider": "p", "model": "m"}}
+    assert [m["id"] for m in session.derive_messages()] == \
+        [x for t in range(1, 13) for x in (f"u{t}", f"a{t}")]
+
+
+def test_rule_a_record_read_does_not_decode_the_chunk_run_being_read():
+    """Reading one packed record decodes its small run only: the chunk run cached for an
+    in-order read stays cached (the event log reads records between chunks)."""
+    from dsh_tui.harness import eventlog
+
+    session, appended = _turns_with_bookkeeping(3)
+    forget_decoded()
+    chunk = next(e for e in appended if e.type == "assistant/chunk")
+    record = next(e for e in appended if e.type == "step/start")
+    first = session.events[chunk.seq]
+    assert session.events[record.seq].to_json() == record.to_json()
+    assert session.events[chunk.seq] is first  # still the cached decode
+    assert type(eventlog._decoded_records[0]) is eventlog.RecordRun
+    assert len(eventlog._decoded_records[1]) < 5

@@ -218,6 +218,36 @@ async def test_bridge_event_log_keeps_few_chunks_and_reads_packed_ones_back() ->
     bridge.stop()
 
 
+async def test_bridge_event_log_lines_do_not_keep_packed_bookkeeping_alive() -> None:
+    """A durable line of any type keeps its session and seq, not the event, so the step
+    and turn records a session packs are not held live by the event log's ring; shown,
+    a line reads its record back equal to what was logged."""
+    from dsh_tui.harness.eventlog import RecordRun
+    from dsh_tui.ui.widgets.event_log import summarize
+
+    ctx, _ = world([text("a" * 40), text("b" * 40), text("c" * 40)])
+    bridge = Bridge(ctx, lambda delay, callback: None)
+    bridge.start()
+    handle = await ctx.agents.create(CreateAgentOptions(
+        session_id="a", agent_options=AgentOptions(provider="mock", model="mock")))
+    for n in range(3):
+        handle.agent.followup(msg(f"go {n}", f"m{n}"))
+        await handle.agent.when_idle()
+        bridge.flush()
+    session = handle.agent.session
+    assert session._log.packed_records > 0
+    durable = [e for e in bridge.log if e.durable]
+    assert durable and all(e.data is session for e in durable)
+    log = session._log
+    packed = {seq for start, seg in zip(log._starts, log._segs, strict=True)
+              if isinstance(seg, RecordRun) for seq in range(start, start + seg.count)}
+    step_start = next(e for e in durable if e.type == "step/start" and e.seq in packed)
+    record = session.events[step_start.seq]
+    assert step_start.event == record and record.type == "step/start"
+    assert summarize(step_start) == '{"turn":1,"step":1}'
+    bridge.stop()
+
+
 def test_bridge_flush_interval_paces_flushes_and_zero_turns_coalescing_off() -> None:
     """The next flush waits out `flush_interval` after the previous one; 0 means at once."""
     ctx, _ = world([])

@@ -45,9 +45,11 @@ Scheduler = Callable[[float, Callable[[], Any]], Any]
 class LogEntry:
     """One line of the event log: a durable session event or a live notification.
 
-    A durable stream chunk keeps its session, not the event: the log holds up to
-    LOG_LIMIT entries, and chunk events are packed once their step ends (most of a
-    long log's memory), so the line reads its chunk back only when it is shown.
+    A durable line keeps its session and seq, not the event: the log holds up to
+    LOG_LIMIT entries, and a session packs its finished chunks and the bookkeeping
+    between them (`harness/eventlog.py`); holding the event here would keep it live
+    for as long as the line is remembered (minutes of 20 agents, hours of one),
+    so the line reads its event back only when it is shown.
     """
 
     serial: int
@@ -222,13 +224,10 @@ class Bridge:
         self.log.append(LogEntry(self.log_serial, agent_id, durable, kind, seq, data))
 
     def _log_durable(self, agent_id: str, session: Any, event: Any) -> None:
-        """One durable line (the serial is already taken); chunks go to their own ring."""
-        if event.type == "assistant/chunk":
-            self.chunk_log.append(LogEntry(self.log_serial, agent_id, True, event.type,
-                                           event.seq, session))
-        else:
-            self.log.append(LogEntry(self.log_serial, agent_id, True, event.type, event.seq,
-                                     event))
+        """One durable line (the serial is already taken); chunks go to their own ring.
+        The line keeps the session, not the event (`LogEntry`)."""
+        ring = self.chunk_log if event.type == "assistant/chunk" else self.log
+        ring.append(LogEntry(self.log_serial, agent_id, True, event.type, event.seq, session))
 
     def _on_created(self, payload: Mapping[str, Any]) -> None:
         agent = payload["agent"]
