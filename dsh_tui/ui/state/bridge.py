@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import heapq
 import time
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,11 +25,13 @@ from dsh_tui.harness.surface import ContextSurface
 from .agent_view import AgentView
 from .inbox_rows import Tombstone
 from .lanes import lane_of
+from .log_ring import LineRing
 
 FLUSH_INTERVAL = 1 / 60
 """The shortest time between two flushes: the ~60 repaints a second ceiling."""
 
 LOG_LIMIT = 5_000
+"""Lines the event log remembers besides stream chunks (a `LineRing`: fixed arrays)."""
 CHUNK_LOG_LIMIT = 5_000
 """Stream chunks the event log remembers: as many as it shows (MAX_LINES). Chunks are
 most events; with them in the main ring it would hold 50,000 of them, which is the
@@ -75,6 +76,28 @@ class LogEntry:
         return event if event.seq == seq else None
 
 
+@dataclass(frozen=True, slots=True)
+class MessageNote:
+    """What an inbox line shows of a message: its id and the start of its text (the line
+    shows 120 characters of it), not the message, which the line would keep for minutes."""
+
+    id: str
+    text: str
+
+
+NOTE_TEXT = 240
+"""Characters of a message an inbox line keeps (`compact_json` cuts there too)."""
+
+
+def _noted(data: Any) -> Any:
+    """A notification's payload as a line keeps it: a message becomes a `MessageNote`."""
+    message_id = getattr(data, "id", None)
+    text = getattr(data, "text", None)
+    if isinstance(message_id, str) and isinstance(text, str):
+        return MessageNote(message_id, text[:NOTE_TEXT])
+    return data
+
+
 @dataclass(slots=True)
 class FlushBatch:
     """What changed since the previous flush, by agent id."""
@@ -99,8 +122,8 @@ class Bridge:
         (and the visible transcript re-rendered) at the next turn of the event loop, which
         is the one-render-per-chunk baseline `benchmarks/bench_stream.py` compares with."""
         self.views: dict[str, AgentView] = {}
-        self.log: deque[LogEntry] = deque(maxlen=LOG_LIMIT)
-        self.chunk_log: deque[LogEntry] = deque(maxlen=CHUNK_LOG_LIMIT)
+        self.log = LineRing(LOG_LIMIT, LogEntry)
+        self.chunk_log = LineRing(CHUNK_LOG_LIMIT, LogEntry)
         self.log_serial = 0
         self.flush_count = 0
         self.on_flush: Callable[[FlushBatch], Any] | None = None
@@ -218,16 +241,15 @@ class Bridge:
 
     # -- listeners: record and mark, nothing else ----------------------------------------------
 
-    def _note(self, agent_id: str, kind: str, data: Any, durable: bool = False,
-              seq: int | None = None) -> None:
+    def _note(self, agent_id: str, kind: str, data: Any) -> None:
         self.log_serial += 1
-        self.log.append(LogEntry(self.log_serial, agent_id, durable, kind, seq, data))
+        self.log.append(self.log_serial, agent_id, kind, None, _noted(data))
 
     def _log_durable(self, agent_id: str, session: Any, event: Any) -> None:
         """One durable line (the serial is already taken); chunks go to their own ring.
         The line keeps the session, not the event (`LogEntry`)."""
         ring = self.chunk_log if event.type == "assistant/chunk" else self.log
-        ring.append(LogEntry(self.log_serial, agent_id, True, event.type, event.seq, session))
+        ring.append(self.log_serial, agent_id, event.type, event.seq, session)
 
     def _on_created(self, payload: Mapping[str, Any]) -> None:
         agent = payload["agent"]
@@ -387,12 +409,7 @@ class Bridge:
 
     def entries_since(self, serial: int) -> list[LogEntry]:
         """Log entries with a serial above `serial` (the event log's incremental feed)."""
-        fresh: list[LogEntry] = []
-        for ring in (self.log, self.chunk_log):
-            for entry in reversed(ring):
-                if entry.serial <= serial:
-                    break
-                fresh.append(entry)
+        fresh: list[LogEntry] = self.log.newer_than(serial) + self.chunk_log.newer_than(serial)
         fresh.sort(key=lambda entry: entry.serial)
         return fresh
 
