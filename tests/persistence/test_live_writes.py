@@ -78,6 +78,19 @@ async def test_inbox_splice_is_in_the_file_when_the_call_returns(world: World) -
     assert json.loads(world.lines(session)[-1])["type"] == "turn/start"
 
 
+async def test_a_rename_is_in_the_file_when_the_call_returns(world: World) -> None:
+    from dsh_tui.harness.names import rename
+
+    session = world.session("renamed")
+    rename(session, "only a name")  # a session holding only a name is not on disk yet
+    assert world.lines(session) == []
+    session.append("turn/start", {"turn": 1})
+    rename(session, "writer")
+    # No flush, no await: a kill -9 now still brings "writer" back.
+    assert [json.loads(line)["data"].get("title") for line in world.lines(session)[1:]] == \
+        ["only a name", None, "writer"]
+
+
 async def test_chunks_wait_for_the_batching_window(world: World) -> None:
     session = world.session("batched")
     session.append("turn/start", {"turn": 1})

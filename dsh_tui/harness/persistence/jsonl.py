@@ -1,7 +1,7 @@
 """`JsonlPersistence`: sessions as upstream-compatible JSONL files, attached to a live world.
 
 Writing: `attach(ctx)` listens to the session store. Every appended event is
-queued on its session's `SessionWriter`; inbox splices and turn boundaries are
+queued on its session's `SessionWriter`; inbox splices, turn boundaries and names are
 written (plain `os.write`, no fsync) before the listener returns, so the inbox
 call that made a splice returns only once the bytes are in the file and a
 `kill -9` cannot lose an accepted message. Everything else, notably the stream

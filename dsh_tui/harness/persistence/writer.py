@@ -34,8 +34,11 @@ log = logging.getLogger("dsh_tui.harness.persistence")
 
 
 def is_durable_type(event_type: str) -> bool:
-    """Events written before their append returns: inbox splices and turn boundaries."""
-    return event_type == "agent/inbox/spliced" or event_type.startswith("turn/")
+    """Events written before their append returns: inbox splices, turn boundaries and
+    names (a person's rename is seen in the tree at once; a `kill -9` a moment later
+    must not bring the old name back)."""
+    return event_type == "agent/inbox/spliced" or event_type.startswith("turn/") \
+        or event_type == "session/title"
 
 
 NAMING_TYPES = frozenset({"session/title"})
