@@ -19,9 +19,13 @@ from typing import Any, ClassVar
 
 from textual import events
 from textual.binding import Binding, BindingType
+from textual.geometry import Region
+from textual.message import Message
+from textual.strip import Strip
 from textual.widgets import TextArea
 from textual.widgets.text_area import Edit, EditResult
 
+from ..keypaint import KeyPaint
 from ..panekeys import run_bound_key
 from ..state.text import visible_input
 
@@ -38,7 +42,26 @@ class SafeTextArea(TextArea):
     """
 
     def __init__(self, text: str = "", **kwargs: Any) -> None:
+        self._styled: tuple[Any, int] | None = None
+        self._style_updates = 0
         super().__init__(visible_input(text), **kwargs)
+
+    def notify_style_update(self) -> None:
+        self._style_updates += 1
+        super().notify_style_update()
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """TextArea's, without applying the CSS to its theme on every render.
+
+        TextArea copies its CSS (base colours, cursor, selection) into its theme each time
+        it draws, ~1 ms of every keystroke's frame; the result changes only when the CSS
+        does (a theme, focus, a class: `notify_style_update`) or the theme object is
+        replaced (TextArea makes a new one on each theme change), so it is applied then."""
+        theme = self._theme
+        if theme is not None and self._styled != (theme, self._style_updates):
+            theme.apply_css(self)
+            self._styled = (theme, self._style_updates)
+        return super(TextArea, self).render_lines(crop)
 
     def edit(self, edit: Edit) -> EditResult:
         """Every change to the document passes here (Textual's public `TextArea.edit`):
@@ -84,8 +107,18 @@ class Composer(SafeTextArea):
         self.sent_history: list[str] = []
         self._history_index: int | None = None
         self._draft = ""
+        self.key_paint = KeyPaint(self)
+        """Paints what a key changed here at once, ahead of the screen's next frame."""
 
     # -- keys ----------------------------------------------------------------------------------
+
+    async def _on_message(self, message: Message) -> None:
+        """Once a key is handled here (typed, deleted, moved the cursor), its change is
+        painted now, before the layout and redraw of streamed text that the screen's next
+        frame would make it wait behind (`keypaint.py`)."""
+        await super()._on_message(message)
+        if isinstance(message, events.Key) and self.is_mounted:
+            self.key_paint.after_key()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """What the screen does not offer (`view` is read-only), the composer does not either."""
