@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .conftest import SIZE, add_agent, make_app, screen_text, settle, wait_until, world
-from .test_repaints import CallCounter, line_counter
+from dsh_tui.llm.scripted import hang
+
+from .conftest import SIZE, add_agent, idle, make_app, msg, screen_text, settle, wait_until, world
+from .test_repaints import CallCounter, line_counter, reflow_counter
 
 
 class Frames:
@@ -119,3 +121,35 @@ async def test_typing_applies_the_css_to_the_composers_theme_only_when_the_css_c
         theme = composer._theme
         assert composer._styled is not None and composer._styled[0] is theme
         assert theme.base_style == composer.rich_style  # the light theme's colours
+
+
+async def test_a_queued_message_redraws_only_the_inbox_lines_that_changed() -> None:
+    ctx, _ = world([hang()])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        agent.inbox.append("next-turn", msg("the first one", "q1"))
+        await settle(pilot)
+        inbox = app.main.inbox
+        assert inbox.highlighted_id == "msg:q1"
+        lines, layouts = line_counter(inbox), reflow_counter(app.screen)
+        agent.inbox.append("next-turn", msg("the second one", "q2"))
+        await settle(pilot)
+        assert "the second one" in screen_text(app)
+        # the NEXT TURN header, the new item's two lines, the title's row of the border
+        assert lines.count <= 4
+        assert layouts.count == 0
+        assert inbox.highlighted_id == "msg:q1"
+
+        # The highlighted item leaves: the first item left is highlighted.
+        agent.inbox.remove("q1")
+        await settle(pilot)
+        assert inbox.highlighted_id == "msg:q2"
+        assert "✗ removed" in screen_text(app)
+        # What the changed lines drew is what drawing the whole pane again draws.
+        shown = screen_text(app)
+        inbox._clear_caches()
+        await settle(pilot)
+        assert screen_text(app) == shown
+        agent.cancel()
+        await idle(pilot, agent)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from types import CodeType
+from typing import Self
 
 from rich.text import Text
 from textual import events
@@ -116,3 +117,34 @@ class KeepLinesOnHeight:
                 grow(event.size.height)  # (Tree's handler did this, and dropped them)
             event.prevent_default()
         self._kept_width = width
+
+
+class ScrollsWithoutLayout:
+    """Mixin for a line-API pane (Textual's OptionList) whose size the screen's CSS sets,
+    never its content (no `auto` width or height): a change of its virtual size (lines
+    added or removed) updates its scrollbar without a layout of the screen and without
+    drawing every line again.
+
+    Textual's `virtual_size` asks for both on every change. The layout finds nothing to
+    move (the pane's region is fixed), and the pane has already asked to repaint the lines
+    that changed; with 20 agents streaming, the shown inbox changes with every follow-up,
+    and each change was a layout and a full redraw of the pane that a typed key waited
+    behind (`benchmarks/bench_keys.py`). A scrollbar that appears or goes still lays out
+    the screen (Textual asks for that separately). Put it before the Textual class in the
+    bases."""
+
+    _virtual_only = False
+
+    def _watch_virtual_size(self, old: Size, new: Size) -> None:
+        self._virtual_only = not self.styles.auto_dimensions  # type: ignore[attr-defined]
+
+    def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False,
+                recompose: bool = False) -> Self:
+        if self._virtual_only:
+            self._virtual_only = False
+            if layout and not regions and not recompose:
+                self._scroll_update(self.virtual_size)  # type: ignore[attr-defined]
+                return self
+        super().refresh(  # type: ignore[misc]
+            *regions, repaint=repaint, layout=layout, recompose=recompose)
+        return self
