@@ -251,8 +251,17 @@ class DshApp(KeyGateApp):
                 self._overdue = True
         await super().on_event(event)
 
+    def key_painted(self) -> None:
+        """The composer has painted the key's change itself (`keypaint.py`): what typing
+        held too long runs now, not after the screen's next frame, so the layout and
+        drawing it brings start at once and are done before the next key comes."""
+        if self._overdue:
+            self._overdue = False
+            self.keys_first.run_overdue()
+
     def key_settled(self) -> None:
-        """After the key's frame: what typing held too long, and a due GC freeze."""
+        """After the key's frame: what typing held too long (unless `key_painted` already
+        ran it), and a due GC freeze."""
         if self._overdue:
             self._overdue = False
             self.call_after_refresh(self.keys_first.run_overdue)

@@ -85,6 +85,38 @@ async def test_a_typed_key_is_painted_at_once_not_behind_the_screens_next_frame(
         assert composer.key_paint.painted == 1
 
 
+async def test_what_typing_held_too_long_runs_right_after_the_keys_own_paint() -> None:
+    """Streamed text held back while the person types, once it has waited its longest,
+    is shown right after the next key is painted, not after the screen's next frame: the
+    layout and drawing it brings are done before the key after it comes."""
+    ctx, _ = world()
+    await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        composer = app.main.composer
+        composer.focus()
+        await settle(pilot)
+        frames = Frames(app, "z")
+        ran: list[list[tuple[bool, bool, int]]] = []
+        app.keys_first.typed()
+        assert app.keys_first.defer(lambda: ran.append(list(frames.sent)))
+        app.keys_first._held_since = float("-inf")  # it has waited long enough
+        edit = composer.edit
+
+        def edit_while_the_tree_waits(change: Any) -> Any:
+            app.main.agent_tree.refresh()  # the screen has a frame to make
+            return edit(change)
+
+        composer.edit = edit_while_the_tree_waits  # type: ignore[method-assign]
+        await pilot.press("z")
+        await wait_until(pilot, lambda: bool(ran))
+        (sent,) = ran
+        assert sent and sent[-1] == (False, True, 0)  # the key's own paint came just before
+        await settle(pilot)
+        assert app.keys_first.held == 0
+
+
 async def test_keys_closer_than_a_frame_are_painted_by_the_screens_update() -> None:
     ctx, _ = world()
     await add_agent(ctx, "planner", "planner")

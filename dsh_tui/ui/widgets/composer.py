@@ -117,8 +117,10 @@ class Composer(SafeTextArea):
         painted now, before the layout and redraw of streamed text that the screen's next
         frame would make it wait behind (`keypaint.py`)."""
         await super()._on_message(message)
-        if isinstance(message, events.Key) and self.is_mounted:
-            self.key_paint.after_key()
+        if isinstance(message, events.Key) and self.is_mounted and self.key_paint.after_key():
+            painted = getattr(self.app, "key_painted", None)
+            if callable(painted):
+                painted()  # streamed text that waited for typing is drawn right after it
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """What the screen does not offer (`view` is read-only), the composer does not either."""
