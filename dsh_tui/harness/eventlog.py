@@ -55,6 +55,18 @@ next flush (a few per agent at 60 flushes a second) still reads as objects."""
 Make = Callable[..., Any]
 
 
+def _time_gaps(events: list[Any]) -> tuple[Any, list[Any]]:
+    """The first event's time and each event's gap to the one before (the first's is 0):
+    small numbers that compress well, and add back up to every time exactly."""
+    first = events[0].time
+    gaps = []
+    previous = first
+    for event in events:
+        gaps.append(event.time - previous)
+        previous = event.time
+    return first, gaps
+
+
 class ChunkRun:
     """`count` consecutive plain chunk events, packed: first time + time gaps + data."""
 
@@ -67,12 +79,7 @@ class ChunkRun:
     @classmethod
     def pack(cls, events: list[Any]) -> ChunkRun | None:
         """The run for `events`, or None when their data does not round-trip as JSON text."""
-        first = events[0].time
-        gaps = []
-        previous = first
-        for event in events:
-            gaps.append(event.time - previous)
-            previous = event.time
+        first, gaps = _time_gaps(events)
         try:
             text = json.dumps([first, gaps, [event.data for event in events]],
                               separators=(",", ":"), allow_nan=False)
@@ -105,12 +112,7 @@ class RecordRun:
     @classmethod
     def pack(cls, events: list[Any]) -> RecordRun | None:
         """The run for `events`, or None when their data does not round-trip as JSON text."""
-        first = events[0].time
-        gaps = []
-        previous = first
-        for event in events:
-            gaps.append(event.time - previous)
-            previous = event.time
+        first, gaps = _time_gaps(events)
         try:
             text = json.dumps([first, gaps, [event.type for event in events],
                                [event.data for event in events],
