@@ -18,6 +18,13 @@ from .conftest import add_agent, idle, make_app, msg, world
 REPLY = "alpha beta gamma\n\n- first [inject] point\n- second point\n\nlast words here"
 
 
+async def reply_world() -> tuple[Any, Any]:
+    """An agent whose one turn answers REPLY, and the app over it."""
+    ctx, _ = world([text(REPLY)])
+    agent = await add_agent(ctx, "planner", "planner")
+    return agent, make_app(ctx)
+
+
 async def shown_reply(pilot: Any, agent: Any) -> AssistantBlock:
     agent.followup(msg("go", "m1"))
     await idle(pilot, agent)
@@ -51,9 +58,7 @@ def selection_background(pilot: Any) -> Any:
 
 
 async def test_a_drag_over_a_reply_highlights_and_ctrl_c_copies_what_was_dragged() -> None:
-    ctx, _ = world([text(REPLY)])
-    agent = await add_agent(ctx, "planner", "planner")
-    app = make_app(ctx)
+    agent, app = await reply_world()
     async with app.run_test(size=(100, 30)) as pilot:
         block = await shown_reply(pilot, agent)
         start = row_of(block, "beta")
@@ -86,9 +91,7 @@ async def test_a_drag_over_a_reply_highlights_and_ctrl_c_copies_what_was_dragged
 
 
 async def test_a_double_click_selects_the_whole_reply_as_drawn() -> None:
-    ctx, _ = world([text(REPLY)])
-    agent = await add_agent(ctx, "planner", "planner")
-    app = make_app(ctx)
+    agent, app = await reply_world()
     async with app.run_test(size=(100, 30)) as pilot:
         block = await shown_reply(pilot, agent)
         await pilot.click(block, offset=(block.gutter.left + 2, block.gutter.top), times=2)
