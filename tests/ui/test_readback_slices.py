@@ -10,12 +10,15 @@ a page seam, each older match landed on in turn, exactly the matching log lines.
 from __future__ import annotations
 
 import asyncio
+from collections import deque
+from typing import Any
 
 import pytest
 
 from dsh_tui.harness import new_world
 from dsh_tui.harness.readonly import register_log_agent
-from dsh_tui.ui.widgets.event_log import FIRST_LINES, format_entry
+from dsh_tui.harness.session import SessionEvent
+from dsh_tui.ui.widgets.event_log import FIRST_LINES, format_entry, matches
 from dsh_tui.ui.widgets.search_bar import SearchBar
 
 from .conftest import SIZE, long_log, make_app, screen_text, settle, wait_until
@@ -262,3 +265,57 @@ async def test_end_after_reading_back_builds_the_tail_behind_the_part_read() -> 
         assert _mounted_items(transcript) == list(range(transcript.first, transcript.end))
         assert transcript.scroll_y == transcript.max_scroll_y > 0
         assert "answer 60" in screen_text(app) and "Needle" not in screen_text(app)
+
+
+def _log_with_chunks(turns: int) -> list[Any]:
+    """`long_log` with each answer streamed first: three `assistant/chunk` events a turn."""
+    events: list[Any] = []
+    for event in long_log(turns):
+        if event.type == "assistant/message":
+            for part in range(3):
+                events.append(SessionEvent("assistant/chunk", 0, 0, {
+                    "turn": event.data["turn"], "step": 1,
+                    "chunk": {"type": "text", "text": f"part {part} "}}))
+        events.append(event)
+    return [SessionEvent(e.type, seq, 1_000 + seq, e.data) for seq, e in enumerate(events)]
+
+
+async def test_an_event_log_reload_that_hides_chunks_never_reads_the_chunk_ring() -> None:
+    # The chunk ring holds only `assistant/chunk` lines (as many as the other ring):
+    # a filter that hides them (the default, `-chunk`) must not walk it, and one that
+    # wants them shows exactly the matching lines of both rings, in order.
+    ctx = new_world(read_only=True)
+    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, _log_with_chunks(60))
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        bridge = app.bridge
+        assert len(bridge.chunk_log) >= 180
+        walked: list[str] = []
+
+        class Ring(deque):  # type: ignore[type-arg]
+            def __reversed__(self):  # type: ignore[no-untyped-def]
+                walked.append("reversed")
+                return super().__reversed__()
+
+            def __iter__(self):  # type: ignore[no-untyped-def]
+                walked.append("iter")
+                return super().__iter__()
+
+        bridge.chunk_log = Ring(bridge.chunk_log, maxlen=bridge.chunk_log.maxlen)
+        await pilot.press("f2")
+        await settle(pilot)
+        log = app.main.event_log
+
+        def expected(words: str) -> list[str]:
+            entries = sorted((e for e in (*bridge.log, *super(Ring, bridge.chunk_log).__iter__())
+                              if e.agent_id == "long" and matches(e.type, words.split())),
+                             key=lambda e: e.serial)
+            return [format_entry(e, with_agent=False) for e in entries]
+
+        for words in ("-chunk", "turn", "chunk", "assistant", "assistant -message"):
+            walked.clear()
+            log.set_filter(words)
+            assert bool(walked) == matches("assistant/chunk", words.split()), (words, walked)
+            wanted = expected(words)
+            await wait_until(pilot, lambda w=wanted: list(log.log_widget.lines) == w)
