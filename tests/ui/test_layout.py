@@ -129,32 +129,30 @@ async def test_the_key_bar_drops_what_does_not_fit_whole_and_says_so() -> None:
     """At 80 columns Textual's footer cut its last key mid-word ("^n New a") and left out
     f1 Help; the key bar keeps whole keys, then "…" and the help key, and resizes with the
     terminal."""
-    from textual.widgets._footer import FooterKey
+    from dsh_tui.ui.widgets.key_bar import KeyBar
 
     ctx, _model = world()
     await add_agent(ctx, "planner", "planner")
     app = make_app(ctx)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-
-        def bar() -> tuple[str, list[Any]]:
-            footer = app.main.query_one("Footer")
-            keys = [k for k in footer.query(FooterKey) if k.display]
-            return screen_text(app).splitlines()[-1], keys
+        bar = app.main.query_one(KeyBar)
 
         for size in ((80, 24), (60, 20)):
             await pilot.resize_terminal(*size)
             await settle(pilot)
-            line, keys = bar()
-            assert "… f1 Help" in line, line
-            palette = next(k for k in keys if k.has_class("-command-palette"))
-            for key in keys:  # every key shown is shown whole, left of the palette key
-                assert inside(key, app) and (key is palette or key.region.right <= palette.region.x)
+            line = screen_text(app).splitlines()[-1]
+            assert "… f1 Help" in line and bar.cut, line
+            assert line.rstrip().endswith("▏^p palette"), line  # docked at the right
+            for key in bar.shown:  # every key shown is shown whole, in order
                 assert f"{key.key_display} {key.description}".strip() in line, (key, line)
+            assert [k.action for k in bar.shown] == [
+                k.action for k in bar.keys if k in bar.shown]
         await pilot.resize_terminal(200, 30)
         await settle(pilot)
-        line, _keys = bar()
+        line = screen_text(app).splitlines()[-1]
         assert "…" not in line and "f2 Events" in line and "f1 Help" in line, line
+        assert bar.shown == bar.keys and not bar.cut
 
 
 def test_every_stylesheet_under_ui_is_loaded_by_the_app_or_its_screen() -> None:

@@ -1,94 +1,237 @@
-"""The key bar (`KeyBar`): Textual's footer, cut honestly when the terminal is narrow.
+"""The key bar (`KeyBar`): the focused pane's keys on one line, cut honestly when narrow.
 
-Textual's footer lays its keys out in one row and lets the edge of the terminal cut the
-last ones mid-word: at 80 columns the composer's bar ended in "^n New a" and `f1 Help` was
-nowhere. This one keeps the keys that fit whole, in their order, and ends the row with
-"…" and the help key (which lists every key), so nothing is cut without an ellipsis and
-a way to see it. The palette key stays docked at the right, as in Textual's footer.
+It looks and acts as Textual's footer (each key drawn " key description ", greyed when
+its action is refused, the command palette's key docked at the right, a click presses
+the key, hovering shows its tooltip), with two differences:
+
+- It is one widget drawing one line. Textual's footer composes a widget per key and
+  recomposes whenever the bindings change, i.e. on every focus move: opening or closing
+  the search or the event log mounted, styled, laid out and drew ~20 widgets, 60-120 ms
+  of the event loop per move while agents stream (benchmarks/bench_soak.py's read-back).
+  A change of keys here is one repaint of one line.
+- At 80 columns Textual's footer let the edge of the terminal cut the last keys mid-word
+  ("^n New a") and `f1 Help` was nowhere. This one keeps the keys that fit whole, in
+  their order, and ends the row with "…" and the help key (which lists every key).
 """
 
 from __future__ import annotations
 
-from typing import Protocol, cast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
 
-from textual.app import ComposeResult
-from textual.events import Resize
+from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.strip import Strip
 from textual.widget import Widget
-from textual.widgets import Footer, Label
+
+if TYPE_CHECKING:
+    from textual.screen import Screen
 
 HELP_ACTIONS = frozenset({"help", "app.help"})
+MORE = "…"
+PALETTE_EDGE = "▏"
+"""The left edge of the palette key (Textual's footer draws it as a `vkey` border)."""
 
 
-class FooterKeyLike(Protocol):
-    """What the bar reads of a key Textual's footer composes. Textual 8.2 exports no public
-    name for that widget class (`FooterKey` lives in the private `textual.widgets._footer`),
-    so the bar recognises one by these public attributes instead of importing it."""
+@dataclass(frozen=True)
+class BarKey:
+    """One key as the bar shows it."""
 
+    key: str
+    """What a click presses (`App.simulate_key`)."""
     key_display: str
     description: str
     action: str
+    enabled: bool
+    tooltip: str
+    palette: bool = False
+
+    @property
+    def width(self) -> int:
+        """Cells the key takes: " key " then "description " (the palette key: "key
+        description" after its edge, then one cell)."""
+        if self.palette:
+            return cell_len(self.key_display) + (cell_len(self.description) + 1
+                                                 if self.description else 0) + 2
+        width = cell_len(self.key_display) + 2
+        return width + cell_len(self.description) + 1 if self.description else width
 
 
-def is_key(widget: Widget) -> bool:
-    """A footer key: the widgets `Footer.compose` yields that carry a binding."""
-    return all(isinstance(getattr(widget, name, None), str)
-               for name in ("key_display", "description", "action"))
+def fitted(keys: list[BarKey], width: int) -> tuple[list[BarKey], bool]:
+    """The keys shown in `width` cells, in order, and whether some were left out (then
+    the row ends in "…" and the help key, and the help key is the last one returned).
+    The palette key is not in `keys`: it takes its own cells at the right."""
+    if width <= 0 or sum(key.width for key in keys) <= width:
+        return keys, False
+    helper = next((k for k in keys if k.action in HELP_ACTIONS), None)
+    room = width - cell_len(MORE) - 1 - (helper.width if helper is not None else 0)
+    shown: list[BarKey] = []
+    used = 0
+    for key in keys:
+        if key is helper:
+            continue
+        used += key.width
+        if used > room:
+            break
+        shown.append(key)
+    if helper is not None:
+        shown.append(helper)
+    return shown, True
 
 
-def key_width(widget: Widget) -> int:
-    """Cells a key takes in the (non-compact) footer: " key " then "description "."""
-    key = cast(FooterKeyLike, widget)
-    width = len(key.key_display) + 2
-    return width + len(key.description) + 1 if key.description else width
+class KeyBar(Widget, can_focus=False):
+    """The focused pane's keys (see the module)."""
 
+    ALLOW_SELECT = False
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "footer-key--key", "footer-key--description", "key-bar--more",
+        "key-bar--palette-edge", "key-bar--hover",
+    }
 
-class KeyBar(Footer):
-    """A footer that drops the keys that do not fit whole and says so (see the module)."""
+    def __init__(self, *, name: str | None = None, id: str | None = None,
+                 classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.keys: list[BarKey] = []
+        """Every key the focused pane offers, in order (the palette key apart)."""
+        self.palette: BarKey | None = None
+        self.shown: list[BarKey] = []
+        """The keys drawn, in order (the palette key apart), as of the last render."""
+        self.cut = False
+        """Some keys did not fit (the row ends in "…" and the help key)."""
+        self.hovered: BarKey | None = None
+        self.renders = 0
+        self._ready = False
+        self._spans: list[tuple[int, int, BarKey]] = []
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self._fitted_to = 0
+    def on_mount(self) -> None:
+        self.screen.bindings_updated_signal.subscribe(self, self.bindings_changed)
 
-    def compose(self) -> ComposeResult:
-        shown: list[Widget] = list(super().compose())
-        for widget in shown:
-            self._styled_as_bound(widget)
-        width = self.size.width
-        self._fitted_to = width
-        keys = [w for w in shown if is_key(w) and not w.has_class("-command-palette")]
-        docked = [w for w in shown if w not in keys]
-        room = width - sum(key_width(w) + 3 for w in docked if is_key(w))
-        if width <= 0 or sum(key_width(k) for k in keys) <= room:
-            yield from shown
+    def on_unmount(self) -> None:
+        self.screen.bindings_updated_signal.unsubscribe(self)
+
+    def bindings_changed(self, screen: Screen) -> None:
+        """Textual's signal after the focus (or `refresh_bindings`) changed the keys: read
+        them and repaint the line. (Like Textual's footer, nothing changes while the app
+        itself is not focused, so the keys do not flicker as the terminal loses focus.)"""
+        self._ready = True
+        if not screen.app.app_focus or not self.is_attached or screen is not self.screen:
             return
-        helper = next((k for k in keys if cast(FooterKeyLike, k).action in HELP_ACTIONS), None)
-        room -= 2 + (key_width(helper) if helper is not None else 0)  # "… " and the help key
-        used = 0
-        for key in keys:
-            if key is helper:
+        self._read_keys()
+        self.refresh()
+
+    def _read_keys(self) -> None:
+        """The screen's active bindings, shown as Textual's footer shows them: one key per
+        action (the first bound), in order; the palette's key apart."""
+        app = self.app
+        active = self.screen.active_bindings
+        keys: list[BarKey] = []
+        actions: set[str] = set()
+        for _node, binding, enabled, tooltip in active.values():
+            if not binding.show or binding.action in actions:
                 continue
-            used += key_width(key)
-            if used > room:
-                break
-            yield key
-        yield Label("…", classes="-more")
-        if helper is not None:
-            yield helper
-        yield from docked
+            actions.add(binding.action)
+            keys.append(BarKey(binding.key, app.get_key_display(binding), binding.description,
+                               binding.action, enabled, tooltip))
+        self.palette = None
+        if app.ENABLE_COMMAND_PALETTE and app.COMMAND_PALETTE_BINDING in active:
+            _node, binding, enabled, _tooltip = active[app.COMMAND_PALETTE_BINDING]
+            self.palette = BarKey(binding.key, app.get_key_display(binding),
+                                  binding.description, binding.action, enabled,
+                                  binding.tooltip or binding.description, palette=True)
+        self.keys = keys
 
-    def _styled_as_bound(self, widget: Widget) -> None:
-        """Give a key bound to the bar's `compact` that value (and its class) before it
-        mounts. Textual's key starts compact and is restyled on its own when the binding
-        sets it: one style pass per key on every recompose, and the bar recomposes whenever
-        focus moves (opening or closing the search or the event log): ~20 keys, ~50 ms of
-        the frame. (The palette key is not bound and keeps its own value.)"""
-        compact = getattr(type(widget), "compact", None)
-        bound = "compact" in (getattr(widget, "_reactive_connect", None) or {})
-        if compact is None or not bound:
+    def render_line(self, y: int) -> Strip:
+        """The bar's one line, as Textual's footer draws its keys; blank below it."""
+        if y:
+            return Strip.blank(self.size.width, Style(bgcolor=self.rich_style.bgcolor))
+        return self._line()
+
+    def _line(self) -> Strip:
+        self.renders += 1
+        width = self.size.width
+        base = self.rich_style
+        blank = Style(bgcolor=base.bgcolor)  # what the footer drew between its keys
+        key_style = self.get_component_rich_style("footer-key--key")
+        description_style = self.get_component_rich_style("footer-key--description")
+        palette = self.palette if self._ready else None
+        # The palette key's cells, and the three Textual's footer kept spare beside it.
+        room = width - (palette.width + 3 if palette is not None else 0)
+        shown, cut = fitted(self.keys, room) if self._ready else ([], False)
+        self.shown, self.cut = shown, cut
+        segments: list[Segment] = []
+        spans: list[tuple[int, int, BarKey]] = []
+        x = 0
+
+        def put(text: str, style: Style) -> None:
+            nonlocal x
+            segments.append(Segment(text, style))
+            x += cell_len(text)
+
+        def add(key: BarKey, compact: bool = False) -> None:
+            start = x
+            item = base
+            over = Style()
+            if key is self.hovered:
+                # Textual's footer gave the hovered key widget this background; its parts'
+                # own (transparent) backgrounds showed it through.
+                hover = self.get_component_rich_style("key-bar--hover")
+                item += hover
+                over = Style(bgcolor=hover.bgcolor)
+            if not key.enabled:
+                item += Style(dim=True)
+            pad = "" if compact else " "
+            put(pad + key.key_display + pad, item + key_style + over)
+            if key.description:
+                put((" " if compact else "") + key.description + pad,
+                    item + description_style + over)
+            spans.append((start, x, key))
+
+        more = self.get_component_rich_style("key-bar--more")
+        for key in shown:
+            if cut and key is shown[-1] and key.action in HELP_ACTIONS:
+                put(MORE, more)
+            add(key)
+        if cut and not (shown and shown[-1].action in HELP_ACTIONS):
+            put(MORE, more)
+        keys = Strip(segments, x)
+        if palette is None:
+            self._spans = spans
+            return keys.adjust_cell_length(width, blank)
+        edge = max(0, width - palette.width)
+        keys = keys.adjust_cell_length(edge, blank)
+        spans = [span for span in spans if span[1] <= edge]
+        segments = list(keys)
+        x = edge
+        put(PALETTE_EDGE, self.get_component_rich_style("key-bar--palette-edge"))
+        add(palette, compact=True)
+        put(" ", blank)
+        self._spans = spans
+        return Strip(segments, x).crop(0, width).adjust_cell_length(width, blank)
+
+    def key_at(self, x: int) -> BarKey | None:
+        """The key drawn at cell `x` of the bar (None: between keys)."""
+        return next((key for start, end, key in self._spans if start <= x < end), None)
+
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        key = self.key_at(event.x)
+        if key is None:
             return
-        widget.set_reactive(compact, self.compact)
-        widget.set_class(self.compact, "-compact", update=False)
+        if key.enabled:
+            self.app.simulate_key(key.key)
+        else:
+            self.app.bell()
 
-    def on_resize(self, event: Resize) -> None:
-        if event.size.width != self._fitted_to:
-            self.call_after_refresh(self.recompose)
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        key = self.key_at(event.x)
+        if key is not self.hovered:
+            self.hovered = key
+            self.tooltip = key.tooltip if key is not None and key.tooltip else None
+            self.refresh()
+
+    def on_leave(self, _event: events.Leave) -> None:
+        if self.hovered is not None:
+            self.hovered = None
+            self.tooltip = None
+            self.refresh()
