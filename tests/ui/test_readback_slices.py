@@ -307,3 +307,39 @@ async def test_an_event_log_reload_that_hides_chunks_never_reads_the_chunk_ring(
             assert bool(walked) == matches("assistant/chunk", words.split()), (words, walked)
             wanted = expected(words)
             await wait_until(pilot, lambda w=wanted: list(log.log_widget.lines) == w)
+
+
+async def test_home_loads_one_page_and_shows_it_at_the_top() -> None:
+    # `home` scrolls to the top and loads the page before the first; reaching the top that
+    # way also looked like a scroll past it, which queued a second page kept out of view.
+    ctx = new_world(read_only=True)
+    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, long_log(60))
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        transcript = app.main.transcript
+        transcript.focus()
+        await settle(pilot)
+        pages: list[int] = []
+        load_older = transcript.load_older
+
+        async def counting(keep_view: bool = True) -> None:
+            pages.append(transcript.first)
+            await load_older(keep_view)
+
+        transcript.load_older = counting  # type: ignore[method-assign]
+        for turn in range(3):
+            first = transcript.first
+            transcript.scroll_end(animate=False, immediate=True)  # away from the top
+            await settle(pilot)
+            assert transcript.scroll_y > 0 and transcript.first == first
+            await pilot.press("home")
+            await wait_until(pilot, lambda f=first: transcript.first < f
+                             and not transcript.query(".-pending"))
+            await settle(pilot)
+            await pilot.pause(0.1)
+            await settle(pilot)
+            assert pages == [*pages[:turn], first]  # one page, not two
+            assert transcript.first == first - transcript.PAGE
+            assert transcript.scroll_y == 0
+            assert _mounted_items(transcript) == list(range(transcript.first, transcript.end))

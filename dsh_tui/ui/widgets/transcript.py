@@ -133,6 +133,8 @@ class Transcript(PaneKeys, VerticalScroll):
         self._rebuild_sliced = False
         self._sync_pending = False
         self._loading_page = False
+        self._homing = False
+        """`home` is scrolling to the top: the scroll loads no page of its own."""
         self._windows = 0
         """Windows built so far (`_mount_window`): a page being mounted a slice at a time
         stops when the window it was joining is replaced under it."""
@@ -645,7 +647,8 @@ class Transcript(PaneKeys, VerticalScroll):
         super().watch_scroll_y(old_value, new_value)
         if new_value <= 0 and old_value > 0 and (self.first > 0 or
                                                  self._more_log(earlier=True)):
-            self.call_later(self.load_older)
+            if not self._homing:  # `home` loads its own page: one, not two
+                self.call_later(self.load_older)
         elif self.detached and new_value >= self.max_scroll_y and new_value > old_value:
             self.call_later(self.load_newer)
         self._show_follow_state()
@@ -712,5 +715,9 @@ class Transcript(PaneKeys, VerticalScroll):
         """Show the page of items before the first: at the top of the pane, where `home`
         went. (Scrolling past the top with the arrows or the mouse keeps the view still
         instead, `load_older()`: the person is reading there.)"""
-        self.scroll_home(animate=False)
+        self._homing = True  # (reaching the top this way is not a scroll past it)
+        try:
+            self.scroll_home(animate=False, immediate=True)
+        finally:
+            self._homing = False
         await self.load_older(keep_view=False)
