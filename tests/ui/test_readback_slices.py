@@ -343,3 +343,35 @@ async def test_home_loads_one_page_and_shows_it_at_the_top() -> None:
             assert transcript.first == first - transcript.PAGE
             assert transcript.scroll_y == 0
             assert _mounted_items(transcript) == list(range(transcript.first, transcript.end))
+
+
+async def test_a_page_shown_restyles_each_block_at_most_twice_and_nothing_inside_them() -> None:
+    # A page is mounted hidden (styled as it mounts, not also before) and shown by
+    # restyling the blocks alone: `-pending` is matched on the block itself, not on
+    # anything inside it.
+    ctx = new_world(read_only=True)
+    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, long_log(60))
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        transcript = app.main.transcript
+        restyled: list[Any] = []
+        update_nodes = app.stylesheet.update_nodes
+
+        def counting(nodes, animate=False):  # type: ignore[no-untyped-def]
+            nodes = list(nodes)
+            restyled.extend(nodes)
+            return update_nodes(nodes, animate=animate)
+
+        app.stylesheet.update_nodes = counting  # type: ignore[method-assign]
+        for _ in range(2):
+            restyled.clear()
+            first = transcript.first
+            await transcript.action_load_older()
+            await settle(pilot)
+            page = [transcript.blocks[i] for i in range(transcript.first, first)]
+            assert len(page) == transcript.PAGE and all(b.display for b in page)
+            for block in page:  # as it mounted (hidden), then as it was shown
+                assert 1 <= restyled.count(block) <= 2
+            inside = [n for n in restyled if any(b in n.ancestors for b in page)]
+            assert inside == []

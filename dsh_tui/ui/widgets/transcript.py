@@ -495,8 +495,8 @@ class Transcript(PaneKeys, VerticalScroll):
         back to the tail: both run while a page is mounted): what was mounted is removed
         and nothing is to be shown."""
         window = self._windows
-        for widget in widgets:
-            widget.add_class("-pending")
+        for widget in widgets:  # (styled as it mounts, hidden from the start)
+            widget.add_class("-pending", update=False)
         for start in range(0, len(widgets), self.MOUNT_SLICE):
             if window != self._windows or (before is not None and before.parent is not self):
                 await self.remove_children([w for w in widgets if w.parent is self])
@@ -523,10 +523,16 @@ class Transcript(PaneKeys, VerticalScroll):
         return True
 
     def _show(self, widgets: list[Widget]) -> None:
-        """Show blocks mounted hidden, all in the next frame."""
+        """Show blocks mounted hidden, all in the next frame.
+
+        Only the blocks are restyled: `-pending` is matched by one rule, on the block
+        itself (transcript.tcss). Textual's `remove_class` restyles the block's whole
+        subtree, every paragraph of every block: ~25 style passes per page read back."""
+        shown = [widget for widget in widgets if widget.has_class("-pending")]
+        for widget in shown:
+            widget.remove_class("-pending", update=False)
         with self.app.batch_update():
-            for widget in widgets:
-                widget.remove_class("-pending")
+            self.app.stylesheet.update_nodes(shown, animate=False)
 
     async def load_newer(self) -> None:
         """Mount the page of items after the last mounted one (a detached window only)."""
