@@ -375,3 +375,39 @@ async def test_a_page_shown_restyles_each_block_at_most_twice_and_nothing_inside
                 assert 1 <= restyled.count(block) <= 2
             inside = [n for n in restyled if any(b in n.ancestors for b in page)]
             assert inside == []
+
+
+async def test_a_page_read_back_is_one_layout_of_the_screen() -> None:
+    # Textual's mount asks for a layout twice: when awaited, and again from the pane's
+    # queue, after `home`'s handler, once the page is shown. Showing the page lays it out;
+    # the late request was a second layout of the screen (every mounted block) per page.
+    ctx = new_world(read_only=True)
+    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, long_log(60))
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        transcript = app.main.transcript
+        transcript.focus()
+        screen = app.screen
+        layouts: list[int] = []
+        refresh_layout = screen._refresh_layout
+
+        def counting(*args: Any, **kwargs: Any) -> Any:
+            layouts.append(transcript.first)
+            return refresh_layout(*args, **kwargs)
+
+        screen._refresh_layout = counting  # type: ignore[method-assign]
+        for turn in range(3):  # (the first from the tail: scrolling to the top is a frame)
+            layouts.clear()
+            first = transcript.first
+            await pilot.press("home")
+            await wait_until(pilot, lambda f=first: transcript.first < f
+                             and not transcript.query(".-pending"))
+            await settle(pilot)
+            await pilot.pause(0.1)
+            await settle(pilot)
+            assert transcript.first == first - transcript.PAGE
+            assert all(b.region.height for b in transcript.blocks.values()
+                       if b.item_index < first)  # (shown, laid out)
+            if turn:  # (no more than 3: then the window is trimmed, a layout too)
+                assert layouts == [transcript.first]

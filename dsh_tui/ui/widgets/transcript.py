@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from typing import Any, ClassVar
+from weakref import WeakSet
 
 from textual import events
 from textual.binding import Binding, BindingType
@@ -134,6 +135,8 @@ class Transcript(PaneKeys, VerticalScroll):
         self._sync_pending = False
         self._loading_page = False
         self._homing = False
+        self._mounted_hidden: WeakSet[Widget] = WeakSet()
+        """Blocks mounted by `_mount_hidden` (their mount's layout requests are dropped)."""
         """`home` is scrolling to the top: the scroll loads no page of its own."""
         self._windows = 0
         """Windows built so far (`_mount_window`): a page being mounted a slice at a time
@@ -497,6 +500,7 @@ class Transcript(PaneKeys, VerticalScroll):
         window = self._windows
         for widget in widgets:  # (styled as it mounts, hidden from the start)
             widget.add_class("-pending", update=False)
+            self._mounted_hidden.add(widget)
         for start in range(0, len(widgets), self.MOUNT_SLICE):
             if window != self._windows or (before is not None and before.parent is not self):
                 await self.remove_children([w for w in widgets if w.parent is self])
@@ -629,8 +633,11 @@ class Transcript(PaneKeys, VerticalScroll):
         if layout and repaint and not regions and not recompose:
             mounted = widgets_mounted()
             if mounted is not None:
-                if all(w.has_class("-pending") for w in mounted):
-                    return self  # hidden (`_mount_hidden`): laid out once shown, not now
+                if all(w.has_class("-pending") or w in self._mounted_hidden for w in mounted):
+                    # Hidden (`_mount_hidden`): laid out once shown, not now. Textual's
+                    # mount asks twice, the second time from the pane's queue, after the
+                    # blocks may have been shown already (their showing asked for it).
+                    return self
                 repaint = False
         super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
         return self
