@@ -411,3 +411,39 @@ async def test_a_page_read_back_is_one_layout_of_the_screen() -> None:
                        if b.item_index < first)  # (shown, laid out)
             if turn:  # (no more than 3: then the window is trimmed, a layout too)
                 assert layouts == [transcript.first]
+
+
+async def test_lines_written_to_the_open_event_log_lay_out_nothing_else() -> None:
+    # Textual's Log asks for a layout of the whole screen whenever its lines change (a
+    # reload, every flush while it is open): every pane and transcript block arranged
+    # again. Its size never depends on its lines; it repaints, and its scrollbar follows.
+    ctx = new_world(read_only=True)
+    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, long_log(150))
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f2")
+        log = app.main.event_log
+        lines = log.log_widget
+        await wait_until(pilot, lambda: lines.line_count > FIRST_LINES)  # (older ones too)
+        await settle(pilot)
+        screen = app.screen
+        layouts: list[int] = []
+        refresh_layout = screen._refresh_layout
+
+        def counting(*args: Any, **kwargs: Any) -> Any:
+            layouts.append(lines.line_count)
+            return refresh_layout(*args, **kwargs)
+
+        screen._refresh_layout = counting  # type: ignore[method-assign]
+        for words in ("turn/end", "message", "-chunk"):
+            log.set_filter(words)
+            await settle(pilot)
+            await pilot.pause(0.1)
+            await settle(pilot)
+            text = screen_text(app)
+            assert lines.lines[-1].strip() and lines.lines[-1][:60].rstrip() in text
+            assert lines.scroll_y == lines.max_scroll_y  # at its end, where the newest are
+            assert lines.vertical_scrollbar.window_virtual_size == lines.line_count
+        assert layouts == []
+        assert lines.show_vertical_scrollbar and lines.line_count > lines.size.height
