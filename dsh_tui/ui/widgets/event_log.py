@@ -138,8 +138,6 @@ class EventLog(Vertical):
         self.serial = 0
         self.lines_written = 0
         self.reloads = 0
-        self.examined = 0
-        """Entries the last reload looked at (`_pick`)."""
         self._wanted_types: dict[str, bool] = {}
 
     def compose(self) -> ComposeResult:
@@ -206,33 +204,34 @@ class EventLog(Vertical):
     def _pick(self) -> list[LogEntry]:
         """The newest MAX_LINES entries the filter wants, oldest first.
 
-        Each ring is read on its own, newest first, and only what it gives is merged by
-        serial: merging both rings entry by entry (`entries_newest_first`) and testing
-        every entry cost 40-60 ms of the event loop per filter or f2 with 10,000 entries
-        remembered. The chunk ring holds only `assistant/chunk` lines, so a filter that
-        hides them (the default, `-chunk`) skips it whole."""
+        Each ring is read on its own, newest first, skipping by their numbers the lines
+        of other agents and types (`LineRing.newest_first`: no entry is made for them),
+        and only what it gives is merged by serial. Merging both rings entry by entry
+        (`entries_newest_first`) and testing every entry cost 40-60 ms of the event loop
+        per filter or f2 with 10,000 lines remembered. The chunk ring holds only
+        `assistant/chunk` lines, so a filter that hides them (the default) skips it."""
         self._wanted_types = {}
-        self.examined = 0
-        named = any(w.startswith("@") and len(w) > 1 for w in self.words)
+        words = self.words
+        named = any(w.startswith("@") and len(w) > 1 for w in words)
         mine = None if self.all_agents or named else self.agent_id
+        plain = [w for w in words if not w.startswith("@")]
+
+        def keep_type(kind: str) -> bool:
+            return matches(kind, plain)
+
         rings = [self.bridge.log]
-        if matches(CHUNK_TYPE, [w for w in self.words if not w.startswith("@")]):
+        if keep_type(CHUNK_TYPE):
             rings.append(self.bridge.chunk_log)
         picked: list[LogEntry] = []
         for ring in rings:
             found = 0
-            examined = 0
-            wanted = self._wanted
-            for entry in reversed(ring):
-                examined += 1
-                if mine is not None and entry.agent_id != mine:
-                    continue  # (the common case, tested before anything else)
-                if wanted(entry):
-                    picked.append(entry)
-                    found += 1
-                    if found >= MAX_LINES:
-                        break
-            self.examined += examined
+            for entry in ring.newest_first(keep_type, mine):
+                if named and not matches(entry.type, words, entry.agent_id):
+                    continue
+                picked.append(entry)
+                found += 1
+                if found >= MAX_LINES:
+                    break
         if len(rings) > 1:
             picked.sort(key=_serial)
         else:
