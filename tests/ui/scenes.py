@@ -197,6 +197,10 @@ def inbox_scene(edit: bool = False) -> tuple[DshApp, Callable[[Any], Awaitable[N
         app.main.inbox.highlight_message("e2b7c1d4")
         await freeze(pilot, "#inbox")
         if edit:
+            main = app.main
+            if not main.inbox.display:  # folded (narrow): the focus it was given moves on
+                await until(pilot, lambda: main.focused is main.composer)
+                await settle(pilot)  # and the screen under the dialog shows that first
             await pilot.app.run_action("screen.edit_item")  # enter in the inbox (folded when narrow)
             await pilot.pause()
             await pilot.press(*" (two pages max)")
