@@ -44,6 +44,19 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+_last_created = 0
+
+
+def created_ms() -> int:
+    """`now_ms()` for a new header's `createdAt`, but later than any header this process
+    made before: sessions made in one burst (a root's children) would otherwise share a
+    millisecond, and every listing orders by `createdAt`, so their order would be the
+    file system's."""
+    global _last_created
+    _last_created = max(now_ms(), _last_created + 1)
+    return _last_created
+
+
 PACK_SEQS_FROM = 8
 """Shorter `sourceEventSeqs` lists are kept as they are."""
 
@@ -424,8 +437,9 @@ def make_header(session_id: str, meta: Mapping[str, Any] | None = None) -> dict[
     """A fresh header for `session_id` (§1.3): version, id, `createdAt` (now unless `meta`
     gives it) and whichever optional fields `meta` sets; absent ones stay absent."""
     meta = meta or {}
+    created = meta["createdAt"] if "createdAt" in meta else created_ms()
     header: dict[str, Any] = {"version": SESSION_FORMAT_VERSION, "id": session_id,
-                              "createdAt": meta.get("createdAt", now_ms())}
+                              "createdAt": created}
     for key in ("cwd", "parentSession", "seedLength", "origin", "delegationDepth",
                 "agentPreset"):
         if meta.get(key) is not None:

@@ -17,6 +17,7 @@ import pytest
 
 from dsh_tui import cli
 from dsh_tui.compose import build_context, leave
+from dsh_tui.harness import session as session_module
 from dsh_tui.harness import user_message
 from dsh_tui.harness.names import claim_name
 from dsh_tui.harness.persistence import JsonlPersistence
@@ -113,6 +114,35 @@ async def test_sessions_json_is_the_same_tree_for_scripts(
     assert [c["title"] for c in demo["children"]] == ["researcher", "researcher 2"]
     assert demo["children"][0]["parentSession"] == demo["id"]
     assert writer["children"] == [] and writer["bytes"] > 0 and writer["lastActivity"] > 0
+
+
+async def test_children_made_within_one_millisecond_keep_their_order(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A root's children made in one burst: the clock does not move between them, and the
+    listing (by `createdAt`) still shows them in the order they were made; so does the
+    tree of the reopened workspace."""
+    monkeypatch.setattr(session_module, "now_ms", lambda: 1_700_000_000_000)
+    names = ["e", "d", "c", "b", "a", "f"]  # neither sorted nor the file system's order
+    here = tmp_path / "here"
+    here.mkdir()
+    await make_workspace(tmp_path / "data", here, {"root": names}, "burst")
+    assert cli.main(["--data-dir", str(tmp_path / "data"), "sessions", "--json"]) == 0
+    root, = json.loads(capsys.readouterr().out)["workspaces"][0]["sessions"]
+    assert [child["title"] for child in root["children"]] == names
+    created = [child["createdAt"] for child in root["children"]]
+    assert created == sorted(set(created)), "each later than the one before"
+    ctx, persistence = _world(tmp_path / "data")
+    target = choose_target(_args(tmp_path / "data", "-c"), persistence, str(here))
+    assert target is not None
+    workspace = await open_workspace(ctx, persistence, target, str(here))
+    try:
+        parent, = (agent for agent in ctx.agents.list() if agent.id == root["id"])
+        assert [child.id for child in ctx.agents.children_of(parent)] == \
+            [child["id"] for child in root["children"]]
+    finally:
+        await leave(ctx)
+        workspace.close()
 
 
 async def test_continue_opens_the_most_recent_workspace_of_this_directory(

@@ -117,5 +117,5 @@ def list_headers(root: Path) -> list[dict[str, Any]]:
                     continue
                 seen[header["id"]] = path
                 headers.append(header)
-    headers.sort(key=lambda header: header["createdAt"], reverse=True)
+    headers.sort(key=lambda header: (header["createdAt"], header["id"]), reverse=True)
     return headers

@@ -83,9 +83,13 @@ async def spawn_child(parent: Agent, *, title: str,
 
 
 def _children_of(headers: list[Mapping[str, Any]], session_id: str) -> list[str]:
-    return [str(h["id"]) for h in headers
-            if h.get("parentSession") == session_id and h.get("origin") == "subagent"
-            and h.get("id")]
+    """`session_id`'s sub-agent sessions in the order they were made (listings put the
+    newest first), so the tree reopens as it was left."""
+    children = [h for h in headers
+                if h.get("parentSession") == session_id and h.get("origin") == "subagent"
+                and h.get("id")]
+    children.sort(key=lambda h: (h.get("createdAt") or 0, str(h["id"])))
+    return [str(h["id"]) for h in children]
 
 
 async def resume_tree(ctx: ContextSurface, session_id: str,
