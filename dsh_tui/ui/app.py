@@ -32,6 +32,7 @@ from dsh_tui.harness import Context
 from .commands import DshCommands, Palette
 from .keygate import KeyGateApp
 from .keys import default_bindings, keys_for, startup_keymap
+from .layout_maps import install as install_layout_fix
 from .lru import install as install_lru_fix
 from .screens.help import HelpScreen
 from .screens.main import READ_ONLY_NOTICE, MainScreen
@@ -100,6 +101,7 @@ class DshApp(KeyGateApp):
     def __init__(self, ctx: Context, config: UiConfig | None = None) -> None:
         install_strip_fix()
         install_lru_fix()
+        install_layout_fix()
         install_reaping()
         super().__init__()
         self.ctx = ctx

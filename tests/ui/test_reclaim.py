@@ -232,6 +232,42 @@ async def test_pruned_transcript_blocks_are_freed_while_agents_run(
         assert app.reaper.freed_objects > 0
 
 
+async def test_a_layout_frozen_before_it_was_collected_does_not_pin_what_it_placed(
+        frozen: None) -> None:
+    """Each layout leaves a reference cycle behind (Textual's arrange function refers to
+    itself) whose closure held the map and the set of every widget placed. Frozen before
+    a collection saw it, it kept them all, and a widget removed later was never freed
+    while agents ran (`ui/layout_maps.py`); it now keeps only emptied containers."""
+    ctx, _ = world()
+    app = make_app(ctx)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert unmounted.install()
+        widget = Static("placed")
+        await app.screen.mount(widget)
+        await pilot.pause()
+        gc.collect()
+        enabled = gc.isenabled()
+        gc.disable()  # no collection sees the layout's leftovers before the freeze
+        try:
+            widget.styles.height = 3  # a layout that places it
+            await pilot.pause()
+            assert widget in app.screen._compositor.widgets
+            gc.freeze()  # as the pacing does (its collection did not see them: see above)
+        finally:
+            if enabled:
+                gc.enable()
+        ref = weakref.ref(widget)
+        await widget.remove()
+        del widget
+        for _ in range(20):
+            if ref() is None:
+                break
+            gc.collect()
+            app.reaper.run(budget=1.0)
+            await pilot.pause()
+        assert ref() is None
+
+
 async def test_a_removed_widget_a_late_callback_still_uses_is_left_alone_until_it_ran(
         frozen: None) -> None:
     ctx, _ = world()
