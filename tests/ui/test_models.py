@@ -346,6 +346,36 @@ def test_gc_pacing_never_freezes_garbage_made_between_freezes() -> None:
 
 
 
+def test_gc_pacing_first_freeze_of_a_busy_spell_keeps_no_young_garbage() -> None:
+    """The first freeze after the app was idle skips the full collection (a long pause
+    with everything unfrozen), but garbage that died young is collected before it, not
+    frozen until the next idle moment."""
+    import gc
+    import weakref
+
+    from dsh_tui.ui.state.gcpacing import GcPacing
+
+    class Node:
+        pass
+
+    pacing = GcPacing(clock=lambda: 0.0)
+    enabled = gc.isenabled()
+    gc.disable()  # as if no automatic collection ran since it died
+    try:
+        node = Node()
+        node.me = node
+        alive = weakref.ref(node)
+        del node
+        pacing.busy()
+        assert pacing.frozen and pacing.freezes == 1
+        assert alive() is None
+    finally:
+        pacing.release()
+        if enabled:
+            gc.enable()
+        assert gc.get_freeze_count() == 0
+
+
 def test_strips_do_not_cache_themselves() -> None:
     """A strip divided at its own length, or crop-extended to itself, must not store itself
     in its own cache: that cycle keeps every such line alive until a full collection."""

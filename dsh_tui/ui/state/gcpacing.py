@@ -79,12 +79,15 @@ class GcPacing:
 
     def _freeze(self, now: float) -> None:
         self._last = now
+        start = self._timer()
         if self.frozen:
-            # Only what is not frozen yet: the survivors since the last freeze. The first
-            # freeze of a busy spell skips it: collecting the whole app then is a long pause.
-            start = self._timer()
-            gc.collect()
-            self.young_pause_max = max(self.young_pause_max, self._timer() - start)
+            gc.collect()  # only what is not frozen yet: the survivors since the last freeze
+        else:
+            # The first freeze of a busy spell: the whole app is unfrozen, and a full
+            # collection would be a long pause; a young one is not, and what died young
+            # (the garbage of the last frames) is then not frozen until the app is idle.
+            gc.collect(1)
+        self.young_pause_max = max(self.young_pause_max, self._timer() - start)
         gc.freeze()
         self.frozen = True
         self.freezes += 1
