@@ -295,3 +295,56 @@ def test_rule_a_record_read_does_not_decode_the_chunk_run_being_read():
     assert session.events[chunk.seq] is first  # still the cached decode
     assert type(eventlog._decoded_records[0]) is eventlog.RecordRun
     assert len(eventlog._decoded_records[1]) < 5
+
+
+_SCALAR = st.one_of(st.integers(-3, 3), st.text(max_size=3), st.none(), st.booleans(),
+                    st.floats(allow_nan=False, allow_infinity=False).filter(
+                        lambda f: f != 0 or str(f) == "0.0"))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(
+    st.tuples(st.sampled_from([1, 2, "1"]), st.sampled_from([1, 7]),
+              st.sampled_from(["text-delta", "reasoning-delta"]), st.sampled_from([0, 1, 30]),
+              st.text(max_size=6)),  # a plain delta (any text: surrogates, U+2028, "")
+    st.dictionaries(st.sampled_from(["turn", "step", "chunk", "x"]),
+                    st.one_of(_SCALAR, st.dictionaries(st.sampled_from(
+                        ["type", "index", "text", "block"]), _SCALAR, max_size=4)),
+                    max_size=4)), min_size=1, max_size=40))
+def test_property_a_chunk_run_reads_back_every_data_exactly(datas):
+    """Plain deltas are stored by column (joined text, lengths, shapes) and anything else
+    whole: either way each chunk reads back with the same JSON text (keys in order)."""
+    from dsh_tui.harness.eventlog import ChunkRun
+
+    events = []
+    for i, data in enumerate(datas):
+        if isinstance(data, tuple):
+            turn, step, kind, index, piece = data
+            data = {"turn": turn, "step": step,
+                    "chunk": {"type": kind, "index": index, "text": piece}}
+        events.append(SessionEvent("assistant/chunk", 40 + i, 1000 + 3 * i, data))
+    run = ChunkRun.pack(events)
+    assert run is not None and run.count == len(events)
+    back = run.unpack(40, SessionEvent)
+    assert [json.dumps(e.to_json()) for e in back] == [json.dumps(e.to_json()) for e in events]
+
+
+def test_rule_a_packed_delta_costs_about_a_byte_beyond_its_text():
+    """A streamed reply's deltas, packed: the run is about its compressed text plus a byte or
+    so a chunk, not a compressed JSON object per chunk as before (about 3 bytes a chunk)."""
+    import zlib
+
+    from dsh_tui.harness.eventlog import ChunkRun
+
+    words = ["the", "design", "keeps", "every", "agent's", "transcript", "in", "a", "plain",
+             "model", "and", "only"]
+    pieces = [f" {words[(i * 7) % len(words)]}" for i in range(600)]
+    events = [SessionEvent("assistant/chunk", i, 1000 + 2 * i, {"turn": 3, "step": 1, "chunk": {
+        "type": "text-delta", "index": 0, "text": piece}}) for i, piece in enumerate(pieces)]
+    run = ChunkRun.pack(events)
+    assert run is not None
+    text = len(zlib.compress("".join(pieces).encode(), 6))
+    as_objects = len(zlib.compress(json.dumps(
+        [1000, [2] * 600, [e.data for e in events]], separators=(",", ":")).encode(), 6))
+    assert len(run.blob) - text < 1.2 * len(events)
+    assert len(run.blob) * 2 < as_objects

@@ -653,3 +653,55 @@ def test_a_long_result_line_is_never_cut_silently() -> None:
     shown = str(ToolBlock(tool).render())
     assert long_line[: RESULT_PREVIEW_WIDTH - 1] + "…" in shown
     assert "(click to expand)" in shown
+
+
+def _turn_events(seq: int, turn: int, deltas: int) -> list[Any]:
+    """One turn as a session logs it: a user message, a streamed reply, its message."""
+    out = [ev(seq, "turn/start", {"turn": turn}),
+           ev(seq + 1, "step/start", {"turn": turn, "step": 1}),
+           ev(seq + 2, "user/message", {"id": f"u{turn}", "role": "user",
+                                        "content": [{"type": "text", "text": f"go {turn}"}],
+                                        "source": {"kind": "user"}})]
+    for i in range(deltas):
+        out.append(ev(seq + 3 + i, "assistant/chunk", {"turn": turn, "step": 1, "chunk": {
+            "type": "text-delta", "index": 0, "text": f"w{i} "}}))
+    text = "".join(f"w{i} " for i in range(deltas))
+    n = seq + 3 + deltas
+    out += [ev(n, "assistant/message", {"turn": turn, "step": 1, "message": {
+        "role": "assistant", "content": [{"type": "text", "text": text}],
+        "source": {"kind": "model", "provider": "p", "model": "m"}}}),
+        ev(n + 1, "step/end", {"turn": turn, "step": 1}),
+        ev(n + 2, "turn/end", {"turn": turn, "reason": {"kind": "completed"}})]
+    return out
+
+
+def test_a_transcript_nobody_shows_keeps_a_bounded_set_of_changes() -> None:
+    """Only the shown transcript is drained; a hidden one's changed indexes stop at
+    DIRTY_LIMIT, and the next drain then names every item (nothing is missed)."""
+    from dsh_tui.ui.state.transcript import DIRTY_LIMIT
+
+    model = TranscriptModel()
+    seq = 0
+    for turn in range(1, 600):
+        events = _turn_events(seq, turn, 5)
+        model.apply_all(events)
+        seq += len(events)
+        assert len(model.dirty) <= DIRTY_LIMIT
+    assert len(model.items) > DIRTY_LIMIT
+    assert model.drain() == set(range(len(model.items)))
+    model.apply_all(_turn_events(seq, 600, 5))
+    assert model.drain() == set(range(len(model.items) - 4, len(model.items)))
+
+
+def test_items_that_no_longer_stream_keep_no_list_of_their_own() -> None:
+    """Rows that never stream, and replies once whole, share one empty `chunks`; a
+    streaming reply has its own list until its message arrives."""
+    model = TranscriptModel()
+    events = _turn_events(0, 1, 30)
+    model.apply_all(events[:10])
+    reply = model.items[-1]
+    assert reply.streaming and reply.chunks == [f"w{i} " for i in range(7)]
+    model.apply_all(events[10:])
+    assert reply.current_text() == "".join(f"w{i} " for i in range(30))
+    assert len({id(item.chunks) for item in model.items}) == 1
+    assert not model.items[0].chunks

@@ -15,7 +15,7 @@ never an exception.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .lanes import lane_of, source_label
@@ -71,6 +71,12 @@ def _tool_result_of(data: Mapping[str, Any]) -> tuple[str | None, str, bool]:
     return (str(call_id) if call_id else None), text, is_error
 
 
+_NO_CHUNKS: Any = ()
+"""The `chunks` of an item with no pending delta: shared, so the thousands of rows that
+never stream (turns, user messages, ends) or have finished do not each keep an empty
+list (issue 14). An item gets a list of its own while deltas arrive."""
+
+
 @dataclass(slots=True, eq=False)
 class Item:
     """One row of a transcript. `index` is its stable key; `version` grows on every change."""
@@ -79,7 +85,8 @@ class Item:
     index: int
     version: int = 0
     text: str = ""
-    chunks: list[str] = field(default_factory=list)
+    chunks: list[str] = _NO_CHUNKS
+    """Stream deltas not yet joined into `text` (empty and shared unless streaming)."""
     streaming: bool = False
     turn: int | None = None
     step: int | None = None
@@ -102,12 +109,25 @@ class Item:
     level: str = "info"  # info | warning | error
     interrupted: bool = False
 
+    def __post_init__(self) -> None:
+        if self.streaming and self.chunks is _NO_CHUNKS:
+            self.chunks = []
+
     def current_text(self) -> str:
         """The text so far: pending stream deltas are joined once, here, not per chunk."""
         if self.chunks:
             self.text += "".join(self.chunks)
-            self.chunks.clear()
+            if self.streaming:
+                self.chunks.clear()
+            else:
+                self.chunks = _NO_CHUNKS
         return self.text
+
+    def pending(self) -> list[str]:
+        """The list stream deltas are added to (the item's own, made on first use)."""
+        if self.chunks is _NO_CHUNKS:
+            self.chunks = []
+        return self.chunks
 
     @property
     def duration(self) -> int | None:
@@ -154,12 +174,17 @@ def waiting_seconds(model: TranscriptModel, now_ms: float) -> int | None:
     return max(0, int((now_ms - model.waiting_since) // 1000))
 
 
+DIRTY_LIMIT = 1_000
+"""Changed indexes a transcript remembers before it reports all of them changed."""
+
+
 class TranscriptModel:
     """The transcript of one session as a list of items, grown one event at a time."""
 
     def __init__(self) -> None:
         self.items: list[Item] = []
         self.dirty: set[int] = set()
+        self._all_dirty = False
         self.title: str | None = None
         self.model_label: str | None = None
         self.turn = 0
@@ -192,10 +217,17 @@ class TranscriptModel:
 
     # -- bookkeeping ---------------------------------------------------------------------------
 
+    def _mark(self, index: int) -> None:
+        dirty = self.dirty
+        dirty.add(index)
+        if len(dirty) > DIRTY_LIMIT:
+            self.dirty = set()
+            self._all_dirty = True
+
     def _add(self, kind: str, **fields: Any) -> Item:
         item = Item(kind, len(self.items), **fields)
         self.items.append(item)
-        self.dirty.add(item.index)
+        self._mark(item.index)
         if item.streaming:
             self._streaming.add(item.index)
         return item
@@ -206,9 +238,11 @@ class TranscriptModel:
 
     def _touch(self, item: Item) -> None:
         item.version += 1
-        self.dirty.add(item.index)
+        self._mark(item.index)
 
     def _finish(self, item: Item) -> None:
+        if not item.chunks:
+            item.chunks = _NO_CHUNKS
         if item.streaming:
             item.streaming = False
             self._streaming.discard(item.index)
@@ -221,9 +255,16 @@ class TranscriptModel:
         self._blocks = {}
 
     def drain(self) -> set[int]:
-        """Indexes changed since the last drain (what a widget has to repaint)."""
+        """Indexes changed since the last drain (what a widget has to repaint).
+
+        Only the shown transcript is drained (at every flush); the others' would collect
+        every index they ever touched, so past `DIRTY_LIMIT` the set is dropped and the
+        next drain names every item (a transcript is rebuilt when it is shown anyway)."""
         dirty = self.dirty
         self.dirty = set()
+        if self._all_dirty:
+            self._all_dirty = False
+            return set(range(len(self.items)))
         return dirty
 
     @property
@@ -367,7 +408,7 @@ class TranscriptModel:
         elif kind in ("text-delta", "reasoning-delta"):
             item = self._block(index, "text" if kind == "text-delta" else "reasoning", event.time)
             if item.streaming:
-                item.chunks.append(str(chunk.get("text", "")))
+                item.pending().append(str(chunk.get("text", "")))
                 self._touch(item)
         elif kind == "tool-call-delta":
             item = self._block(index, "tool-call", event.time)
@@ -376,7 +417,7 @@ class TranscriptModel:
                     self._remember_tool(item, str(chunk["id"]))
                 if chunk.get("name"):
                     item.name = str(chunk["name"])
-                item.chunks.append(str(chunk.get("argumentsDelta", "")))
+                item.pending().append(str(chunk.get("argumentsDelta", "")))
                 self._touch(item)
         elif kind == "block-end":
             block = chunk.get("block")
@@ -420,15 +461,15 @@ class TranscriptModel:
                 self._remember_tool(item, str(data["id"]))
             if data.get("name"):
                 item.name = str(data["name"])
-            item.chunks.extend(str(a) for a in data.get("args") or ())
+            item.pending().extend(str(a) for a in data.get("args") or ())
         else:
             block_type = "reasoning" if kind == "reasoning-chunks" else "text"
             item = self._block(index, block_type, getattr(event, "time", None))
-            item.chunks.extend(str(t) for t in data.get("texts") or ())
+            item.pending().extend(str(t) for t in data.get("texts") or ())
         self._touch(item)
 
     def _set_block(self, item: Item, block: Mapping[str, Any]) -> None:
-        item.chunks.clear()
+        item.chunks = _NO_CHUNKS  # the block is whole: its deltas are not needed
         if item.kind == "tool":
             item.arguments = str(block.get("arguments", ""))
             item.name = str(block.get("name") or item.name)
