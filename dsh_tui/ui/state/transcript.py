@@ -174,7 +174,7 @@ def waiting_seconds(model: TranscriptModel, now_ms: float) -> int | None:
     return max(0, int((now_ms - model.waiting_since) // 1000))
 
 
-DIRTY_LIMIT = 1_000
+DIRTY_LIMIT = 256
 """Changed indexes a transcript remembers before it reports all of them changed."""
 
 
