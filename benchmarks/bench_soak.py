@@ -46,9 +46,9 @@ Figures:
   Warm-up: every agent runs at least 2 turns and on until the shown transcript has
   trimmed its window of mounted blocks twice (`WARM_PRUNES`; at most `WARM_CAP`
   turns): once, the window of 30-50 blocks is full; twice, it has gone through one
-  whole cycle, and the bounded caches that fill with what the app draws and logs
-  (Textual's and rich's LRU caches, the bridge's 5,000-entry rings) have had that
-  cycle to fill. Measured: at least 12 more turns (`HEAP_PHASE`; 2 with
+  whole cycle, and the bounded caches that fill with what the app draws (Textual's and
+  rich's LRU caches) have had that cycle to fill (the bridge's event-log rings, which
+  filled too, are fixed arrays since 2026-12-02: `ui/state/log_ring.py`). Measured: at least 12 more turns (`HEAP_PHASE`; 2 with
   --quick) and on to the next turn in which the window is trimmed, so it is at the
   same phase of its 30-to-50 cycle when the heap is read at both ends (a window
   refilling from 30 blocks counted 196 bytes an event, one just trimmed 77). After

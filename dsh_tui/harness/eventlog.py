@@ -29,16 +29,17 @@ from __future__ import annotations
 import bisect
 import json
 import zlib
+from array import array
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 
 CHUNK_TYPE = "assistant/chunk"
 LIVE_TYPES = frozenset({"user/message", "assistant/message", "tool/result",
-                        "request/header", "request/context", "turn/start"})
+                        "request/header", "request/context"})
 """Never packed: the surface events (the model history; `derive_messages` keeps their
 messages, and a surface replace reads the node it rewrites), and the types the session
-finds by scanning only the live events (`request_header`, `request_context`,
-`last_turn` use `iter_live` / `riter_live`)."""
+finds by scanning only the live events (`request_header` and `request_context` use
+`iter_live`). A turn's start is packed: the session keeps its number (`last_turn`)."""
 MIN_RUN = 16
 """Shorter runs stay as objects: packing them would save less than it costs to read."""
 COMPACT_BUDGET = 4_000
@@ -243,7 +244,7 @@ class EventLog:
 
     def __init__(self, make: Make) -> None:
         self._make = make
-        self._starts: list[int] = [0]
+        self._starts = array("q", [0])  # first seq of each segment (8 bytes, no int object)
         self._segs: list[list[Any] | Packed] = [[]]
         self._len = 0
         self._cursor = 0  # every seq below it has been examined by compact()

@@ -480,6 +480,7 @@ class Session:
         self._derived_nodes = 0
         self._derived_generation = 0
         self._header_fold: tuple[int, Any] = (0, None)
+        self._last_turn = 0
         self._context_fold: tuple[int, Any] = (0, None)
         raw_header = header if header is not None else make_header(session_id)
         try:
@@ -516,6 +517,7 @@ class Session:
             raise SessionError(f"invalid seed event at index {index}: {error}") from None
         self._log.append(event)
         self._surface.apply(event, plan)
+        self._note_turn(event)
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -580,13 +582,16 @@ class Session:
         return state
 
     def last_turn(self) -> int:
-        """The turn number of the last `turn/start` in the whole log (0 if none)."""
-        for event in self._log.riter_live(len(self._log)):
-            if event.type == "turn/start" and isinstance(event.data, Mapping):
-                turn = event.data.get("turn")
-                if type(turn) is int:
-                    return turn
-        return 0
+        """The turn number of the last `turn/start` in the whole log (0 if none): the
+        last one whose `turn` is an integer, noted as it is appended or seeded (turn
+        starts are packed with the bookkeeping of finished turns)."""
+        return self._last_turn
+
+    def _note_turn(self, event: SessionEvent) -> None:
+        if event.type == "turn/start" and isinstance(event.data, Mapping):
+            turn = event.data.get("turn")
+            if type(turn) is int:
+                self._last_turn = turn
 
     def pack(self) -> int:
         """Pack every finished run of stream chunks now; returns how many events were packed.
@@ -654,6 +659,7 @@ class Session:
     def _commit(self, event: SessionEvent, plan: Any) -> None:
         self._log.append(event)
         self._surface.apply(event, plan)
+        self._note_turn(event)
         self._view = None
         if Session.compact_chunks:
             if event.type in _COMPACT_AFTER:

@@ -190,10 +190,12 @@ def test_rule_a_seed_is_packed_over_later_step_ends_or_at_once_by_pack():
     resumed.append("step/start", {"turn": 2, "step": 1})
     open_chunks = [resumed.append("assistant/chunk", {"turn": 2, "step": 1, "chunk": {
         "type": "text-delta", "index": 0, "text": str(i)}}) for i in range(40)]
-    records = sum(1 for e in resumed.events[:-42]  # (the open turn's step/start waits)
-                  if e.type != "assistant/chunk" and e.type not in LIVE_TYPES)
-    assert records == 8 * 2 + 2  # step starts and ends, the turn's end, the seed's end
-    assert resumed.pack() == 8 * 300 + records
+    packed = resumed.pack()
+    # Every chunk run, and the records between them; the records since the last message
+    # (the last step's and the turn's end, the seed's end, the open turn's and step's
+    # start) wait as one run in front of the open step's chunks.
+    records = 8 + 7 + 1  # step starts, all but the last step end, the first turn start
+    assert packed == 8 * 300 + records
     assert resumed._log.packed_runs == 8 and resumed._log.packed_records == records
     assert all(resumed.events[e.seq] is e for e in open_chunks)
     assert [e.to_json() for e in resumed.events[:len(seed)]] == seed
@@ -348,3 +350,22 @@ def test_rule_a_packed_delta_costs_about_a_byte_beyond_its_text():
         [1000, [2] * 600, [e.data for e in events]], separators=(",", ":")).encode(), 6))
     assert len(run.blob) - text < 1.2 * len(events)
     assert len(run.blob) * 2 < as_objects
+
+
+def test_rule_the_last_turn_is_known_without_reading_packed_history():
+    """Turn starts are packed with the bookkeeping of their turn; the session keeps the
+    last one's number as it appends or seeds (a start without an integer turn is skipped,
+    as the scan it replaces skipped it)."""
+    session, _ = _turns_with_bookkeeping(5)
+    log = session._log
+    assert not [e for e in log.iter_live(0, len(log)) if e.type == "turn/start"]
+    assert session.last_turn() == 5
+    session.append("turn/start", {"turn": "six"})
+    assert session.last_turn() == 5
+    session.append("turn/end", {"turn": "six", "reason": {"kind": "completed"}})
+    session.append("turn/start", {"turn": 6})
+    assert session.last_turn() == 6
+    resumed = Session("records", [e.to_json() for e in session.events], session.header,
+                      restore=True)
+    assert resumed.last_turn() == 6
+    assert Session("empty").last_turn() == 0
