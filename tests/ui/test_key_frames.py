@@ -185,3 +185,22 @@ async def test_a_queued_message_redraws_only_the_inbox_lines_that_changed() -> N
         assert screen_text(app) == shown
         agent.cancel()
         await idle(pilot, agent)
+
+
+async def test_a_change_of_an_owners_row_redraws_that_row_not_its_sub_agents() -> None:
+    ctx, _ = world()
+    planner = await add_agent(ctx, "planner", "planner")
+    for n in range(3):
+        await add_agent(ctx, f"helper-{n}", f"helper {n}", owner=planner)
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = app.main.agent_tree
+        assert len(tree.nodes) == 4
+        lines = line_counter(tree)
+        planner.inbox.append("next-turn", msg("later", "q1"))
+        await settle(pilot)
+        assert "planner ↵1" in screen_text(app)
+        assert lines.count == 1
+        for n in range(3):
+            assert f"helper {n}" in screen_text(app)

@@ -124,7 +124,24 @@ class AgentTree(PaneKeys, KeepLinesOnHeight, Tree[str]):
             # An unchanged label is not set again: setting one repaints the node's lines, and
             # every flush while agents stream would otherwise repaint the tree.
             if node.label != label:
-                node.set_label(label)
+                self._relabel(node, label)
+
+    def _relabel(self, node: TreeNode[str], label: Text) -> None:
+        """Textual's `set_label`, repainting the node's own row only.
+
+        `set_label` repaints the node and every row below it (its sub-agents, at any
+        depth), though a row draws nothing of its owner's label: with sub-agents, each
+        change of an owner's state or turn redrew its whole subtree, ~0.25 ms a row, in
+        the frame a typed key waits behind (`benchmarks/bench_keys.py`). The node's update
+        count still moves, so its own cached row is drawn again."""
+        node._updates += 1
+        node._label = self.process_label(label)
+        self.call_later(self._refresh_own_row, node)
+
+    def _refresh_own_row(self, node: TreeNode[str]) -> None:
+        line = node._line
+        if line != -1:
+            self._refresh_line(line)
 
     def label_for(self, view: AgentView) -> Text:
         theme = self.app.current_theme
