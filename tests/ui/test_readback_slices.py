@@ -199,27 +199,63 @@ async def test_focus_on_the_transcript_restyles_neither_its_blocks_nor_other_pan
         assert restyled and not any(n in transcript.blocks.values() for n in restyled)
 
 
-async def test_opening_the_search_keeps_the_tree_and_inbox_lines() -> None:
-    # The search bar takes rows from the panes above it (their height only): the agent
-    # tree and the inbox keep the lines they drew. (The key bar: tests/ui/test_key_bar.py.)
+async def test_the_search_bar_and_the_event_log_open_over_the_panes_without_resizing_them(
+) -> None:
+    # Opening either took rows from the panes: a layout of the whole screen that drew the
+    # agent tree, the inbox and the transcript (and arranged every mounted block) again,
+    # twice per search and twice per f2 (soak read-back). The search bar is drawn over the
+    # composer, the event log over the bottom of the panes: the tree and the inbox keep
+    # their size and their lines; the centre column leaves the log's rows to it, so the
+    # transcript still ends, with its newest item, just above the log.
     ctx = new_world(read_only=True)
     register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, long_log(20))
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        tree, inbox = app.main.agent_tree, app.main.inbox
+        main = app.main
+        tree, inbox, transcript = main.agent_tree, main.inbox, main.transcript
+        log, bar, composer = main.event_log, main.search_bar, main.composer
         dropped: list[str] = []
         tree_invalidate, inbox_clear = tree._invalidate, inbox._clear_caches
         tree._invalidate = lambda: (dropped.append("tree"), tree_invalidate())[1]
         inbox._clear_caches = lambda: (dropped.append("inbox"), inbox_clear())[1]
+        regions = (tree.region, inbox.region, transcript.region)
+        sized: list[object] = []
+        for widget in (tree, inbox, transcript):
+            original = widget._size_updated
+
+            def counting(*args: Any, _w: Any = widget, _o: Any = original, **kw: Any) -> Any:
+                changed = _o(*args, **kw)
+                if changed:
+                    sized.append(_w)
+                return changed
+
+            widget._size_updated = counting  # type: ignore[method-assign]
         for _ in range(2):
-            heights = (tree.size.height, inbox.size.height)
-            await pilot.press("ctrl+f")
+            await pilot.press("ctrl+f", *"question 2")
             await settle(pilot)
-            assert (tree.size.height, inbox.size.height) < heights  # the panes did shrink
+            assert bar.region == composer.region  # over the composer, the panes as they were
+            assert (tree.region, inbox.region, transcript.region) == regions
+            assert "question 2" in screen_text(app) and main.focused is bar.input
             await pilot.press("escape")
             await settle(pilot)
-        assert not dropped and tree.size.height == heights[0]
+            assert not bar.display and not bar.region
+            await pilot.press("end")
+            await pilot.press("f2")
+            await settle(pilot)
+            assert (tree.region, inbox.region) == regions[:2]
+            assert log.region.y > tree.region.y and log.region.bottom == tree.region.bottom
+            # The centre column gives the log its rows: the transcript ends above it, its
+            # newest item shown there.
+            assert transcript.region.bottom == log.region.y
+            last = transcript.blocks[transcript.end - 1]
+            assert transcript.scroll_y == transcript.max_scroll_y > 0
+            assert last.region.bottom <= transcript.content_region.bottom
+            assert "answer 20" in screen_text(app)
+            await pilot.press("f2")
+            await settle(pilot)
+            assert (tree.region, inbox.region, transcript.region) == regions
+        assert sized.count(tree) == sized.count(inbox) == 0 and not dropped
 
 
 async def test_end_after_reading_back_builds_the_tail_behind_the_part_read() -> None:

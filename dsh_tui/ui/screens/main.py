@@ -64,7 +64,7 @@ from ..state.world import create_agent, spawn_child
 from ..widgets.agent_tree import AgentTree
 from ..widgets.breakpoint_panel import DISARM, BreakpointPanel
 from ..widgets.composer import Composer
-from ..widgets.event_log import EventLog
+from ..widgets.event_log import EventLog, EventLogRoom
 from ..widgets.inbox import InboxView
 from ..widgets.key_bar import KeyBar
 from ..widgets.save_state import SaveState
@@ -264,8 +264,9 @@ class MainScreen(Screen[None]):
             with CenterColumn(id="center"):
                 yield Transcript(id="transcript")
                 yield BreakpointPanel(id="breakpoint-panel")
+                yield EventLogRoom(id="event-log-room")
             yield InboxView(id="inbox")
-        yield EventLog(self.bridge, id="event-log")
+            yield EventLog(self.bridge, id="event-log")  # (drawn over the panes: main.tcss)
         yield SearchBar(id="search")
         yield Composer(id="composer", placeholder=READ_ONLY_NOTICE if self.read_only else "",
                        read_only=self.read_only)
@@ -966,6 +967,7 @@ class MainScreen(Screen[None]):
     def action_toggle_event_log(self) -> None:
         log = self.event_log
         log.shown = not log.shown
+        self.query_one(EventLogRoom).display = log.shown
         if log.shown:
             log.agent_id = self.selected_id
             log.reload()  # once (show_agent would reload as well)

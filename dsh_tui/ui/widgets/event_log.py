@@ -22,6 +22,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.geometry import Region
 from textual.reactive import Reactive, var
+from textual.widget import Widget
 from textual.widgets import Checkbox, Input, Log
 
 from ..state.bridge import Bridge, LogEntry
@@ -110,6 +111,13 @@ class EventLines(Log):
             self._scroll_update(self.virtual_size)
         super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
         return self
+
+
+class EventLogRoom(Widget):
+    """The rows the open event log covers in the centre column (main.tcss): shown with the
+    log, so the transcript and the breakpoint panel end above it, where they are read, and
+    only the centre column is laid out again. The agent tree and the inbox keep their size
+    and their drawn lines; the log is drawn over their bottom rows."""
 
 
 class EventLog(Vertical):
