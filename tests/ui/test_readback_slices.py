@@ -383,10 +383,10 @@ async def test_home_loads_one_page_and_shows_it_at_the_top() -> None:
             assert _mounted_items(transcript) == list(range(transcript.first, transcript.end))
 
 
-async def test_a_page_shown_restyles_each_block_at_most_twice_and_nothing_inside_them() -> None:
-    # A page is mounted hidden (styled as it mounts, not also before) and shown by
-    # restyling the blocks alone: `-pending` is matched on the block itself, not on
-    # anything inside it.
+async def test_a_page_shown_restyles_each_block_once_as_it_mounts_and_nothing_inside_them(
+) -> None:
+    # A page is mounted hidden (styled as it mounts, not also before) and shown without
+    # a restyle: it is hidden by its own `display` style, not by a rule on a class.
     ctx = new_world(read_only=True)
     register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, long_log(60))
     app = make_app(ctx)
@@ -394,24 +394,36 @@ async def test_a_page_shown_restyles_each_block_at_most_twice_and_nothing_inside
         await settle(pilot)
         transcript = app.main.transcript
         restyled: list[Any] = []
+        on_show: list[Any] = []
+        shown = [False]
         update_nodes = app.stylesheet.update_nodes
+        show = transcript._show
 
         def counting(nodes, animate=False):  # type: ignore[no-untyped-def]
             nodes = list(nodes)
-            restyled.extend(nodes)
+            (on_show if shown[0] else restyled).extend(nodes)
             return update_nodes(nodes, animate=animate)
 
+        def showing(widgets):  # type: ignore[no-untyped-def]
+            shown[0] = True  # from the page's showing on
+            return show(widgets)
+
         app.stylesheet.update_nodes = counting  # type: ignore[method-assign]
+        transcript._show = showing  # type: ignore[method-assign]
         for _ in range(2):
             restyled.clear()
+            on_show.clear()
+            shown[0] = False
             first = transcript.first
             await transcript.action_load_older()
             await settle(pilot)
             page = [transcript.blocks[i] for i in range(transcript.first, first)]
             assert len(page) == transcript.PAGE and all(b.display for b in page)
-            for block in page:  # as it mounted (hidden), then as it was shown
-                assert 1 <= restyled.count(block) <= 2
-            inside = [n for n in restyled if any(b in n.ancestors for b in page)]
+            assert all(b.region.height for b in page)  # (shown and laid out)
+            assert shown[0] and not [n for n in on_show if n in page]
+            for block in page:  # at most as it mounted (hidden)
+                assert restyled.count(block) <= 1
+            inside = [n for n in restyled + on_show if any(b in n.ancestors for b in page)]
             assert inside == []
 
 
@@ -485,3 +497,54 @@ async def test_lines_written_to_the_open_event_log_lay_out_nothing_else() -> Non
             assert lines.vertical_scrollbar.window_virtual_size == lines.line_count
         assert layouts == []
         assert lines.show_vertical_scrollbar and lines.line_count > lines.size.height
+
+
+async def test_a_page_read_back_draws_its_replies_before_the_frame_that_shows_it() -> None:
+    # Each reply of a page is drawn (its Markdown rendered into lines) while it is mounted
+    # hidden, at the width a shown reply has: the frame that shows the page only places
+    # its blocks. Drawing them in that frame made it longer by every reply of the page.
+    ctx = new_world(read_only=True)
+    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, long_log(60))
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        transcript = app.main.transcript
+        transcript.focus()
+        screen = app.screen
+        in_frame: list[int] = []
+        drawn: list[int] = []
+        refresh_layout = screen._refresh_layout
+        from dsh_tui.ui.widgets import blocks
+
+        render_part = blocks.render_part
+        framing = [False]
+
+        def counting_layout(*args: Any, **kwargs: Any) -> Any:
+            framing[0] = True
+            try:
+                return refresh_layout(*args, **kwargs)
+            finally:
+                framing[0] = False
+
+        def counting_part(*args: Any, **kwargs: Any) -> Any:
+            (in_frame if framing[0] else drawn).append(1)
+            return render_part(*args, **kwargs)
+
+        screen._refresh_layout = counting_layout  # type: ignore[method-assign]
+        blocks.render_part = counting_part  # type: ignore[assignment]
+        try:
+            for _ in range(3):
+                in_frame.clear()
+                drawn.clear()
+                first = transcript.first
+                await pilot.press("home")
+                await wait_until(pilot, lambda f=first: transcript.first < f
+                                 and not transcript.query(".-pending"))
+                await settle(pilot)
+                page = [transcript.blocks[i] for i in range(transcript.first, first)]
+                replies = [b for b in page if isinstance(b, blocks.AssistantBlock)]
+                assert replies and all(b.region.height and b.display for b in page)
+                assert drawn and in_frame == []
+                assert "answer" in screen_text(app)
+        finally:
+            blocks.render_part = render_part  # type: ignore[assignment]

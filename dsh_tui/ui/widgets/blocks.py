@@ -427,6 +427,14 @@ class AssistantBlock(OneLayout, Widget, TranscriptBlock):
         self._rows, self._rows_key, self._part_rows = rows, key, starts
         return rows
 
+    def draw_ahead(self, width: int) -> None:
+        """Draw the reply's lines at `width` now, while it is mounted hidden (a page read
+        back, `Transcript._mount_hidden`): the frame that shows it then only places it,
+        where rendering its Markdown made that frame (every streaming agent and a typed
+        key wait for it) longer by every reply of the page."""
+        if width > 0 and self.is_attached:
+            self._lines(width)
+
     def _forget_lines(self) -> None:
         self._rows = None
         for part in self._parts:

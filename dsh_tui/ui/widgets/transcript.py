@@ -499,8 +499,11 @@ class Transcript(PaneKeys, VerticalScroll):
         and nothing is to be shown."""
         window = self._windows
         for widget in widgets:  # (styled as it mounts, hidden from the start)
-            widget.add_class("-pending", update=False)
+            # Hidden by its own style, not by a rule: showing it is then no restyle.
+            widget.styles.display = "none"
+            widget.add_class("-pending", update=False)  # (a mark, matched by no rule)
             self._mounted_hidden.add(widget)
+        width = self._reply_width()
         for start in range(0, len(widgets), self.MOUNT_SLICE):
             if window != self._windows or (before is not None and before.parent is not self):
                 await self.remove_children([w for w in widgets if w.parent is self])
@@ -511,6 +514,8 @@ class Transcript(PaneKeys, VerticalScroll):
             else:
                 await self.mount_all(batch)
             for widget in batch:
+                if isinstance(widget, AssistantBlock):
+                    widget.draw_ahead(width)
                 if isinstance(widget, TranscriptBlock) and widget.is_attached:
                     # Bounded: a block removed before it ever ran (a rebuilt window) never
                     # says it is built; showing one before it is costs a frame, no more.
@@ -529,14 +534,24 @@ class Transcript(PaneKeys, VerticalScroll):
     def _show(self, widgets: list[Widget]) -> None:
         """Show blocks mounted hidden, all in the next frame.
 
-        Only the blocks are restyled: `-pending` is matched by one rule, on the block
-        itself (transcript.tcss). Textual's `remove_class` restyles the block's whole
-        subtree, every paragraph of every block: ~25 style passes per page read back."""
-        shown = [widget for widget in widgets if widget.has_class("-pending")]
-        for widget in shown:
-            widget.remove_class("-pending", update=False)
+        Nothing is restyled: the blocks were styled as they mounted, and hidden by their
+        own `display` style, which is cleared (one layout, asked for by each block).
+        Restyling them cost a style pass per block per page read back (and Textual's
+        `remove_class` restyles a block's whole subtree: ~25 passes per page)."""
         with self.app.batch_update():
-            self.app.stylesheet.update_nodes(shown, animate=False)
+            for widget in widgets:
+                if widget.has_class("-pending"):
+                    widget.remove_class("-pending", update=False)
+                    widget.styles.display = None
+
+    def _reply_width(self) -> int:
+        """The width a reply's lines are drawn at in this pane (that of a reply shown),
+        0 if none is laid out yet."""
+        for block in self.blocks.values():
+            if isinstance(block, AssistantBlock) and block.size.width and \
+                    not block.has_class("-pending"):
+                return block.size.width
+        return 0
 
     async def load_newer(self) -> None:
         """Mount the page of items after the last mounted one (a detached window only)."""
