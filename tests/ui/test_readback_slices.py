@@ -548,3 +548,51 @@ async def test_a_page_read_back_draws_its_replies_before_the_frame_that_shows_it
                 assert "answer" in screen_text(app)
         finally:
             blocks.render_part = render_part  # type: ignore[assignment]
+
+
+async def test_home_from_mid_window_draws_no_frame_before_the_page_at_the_top() -> None:
+    # `home` went to the top of the window at once; called from outside the pane's own
+    # queue (the command palette, the soak's driver), that was a frame drawing the old
+    # window's top before the page was mounted and drawn over it. The view now goes to the
+    # top in the step that shows the page; with nothing older, at once.
+    ctx = new_world(read_only=True)
+    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, long_log(60))
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        transcript = app.main.transcript
+        screen = app.screen
+        frames: list[tuple[float, bool]] = []
+        refresh_layout = screen._refresh_layout
+        first = transcript.first
+
+        def counting(*args: Any, **kwargs: Any) -> Any:
+            shown = transcript.first < first and not transcript.query(".-pending")
+            frames.append((transcript.scroll_y, shown))
+            return refresh_layout(*args, **kwargs)
+
+        screen._refresh_layout = counting  # type: ignore[method-assign]
+        for _ in range(2):
+            transcript.scroll_to(y=transcript.max_scroll_y // 2, animate=False, immediate=True)
+            await settle(pilot)
+            await pilot.pause(0.1)
+            assert transcript.scroll_y > 0
+            frames.clear()
+            first = transcript.first
+            await transcript.action_load_older()  # (as the palette or the soak's driver)
+            await settle(pilot)
+            await pilot.pause(0.1)
+            await settle(pilot)
+            assert frames and all(shown for _, shown in frames)  # no frame before the page
+            top = transcript.blocks[transcript.first]
+            assert transcript.scroll_y == 0 and top.region.y <= transcript.content_region.y + 2
+            assert _mounted_items(transcript) == list(range(transcript.first, transcript.end))
+        while transcript.first:  # (to the first item)
+            await transcript.action_load_older()
+            await settle(pilot)
+        transcript.focus()
+        transcript.scroll_to(y=transcript.max_scroll_y // 2, animate=False, immediate=True)
+        await settle(pilot)
+        await pilot.press("home")  # nothing older: straight to the top
+        await settle(pilot)
+        assert transcript.scroll_y == 0 and "question 1" in screen_text(app)

@@ -456,7 +456,7 @@ class Transcript(PaneKeys, VerticalScroll):
 
     async def load_older(self, keep_view: bool = True) -> None:
         """Mount the page of items before the first mounted one, keeping the view still
-        (`keep_view=False`: the view stays where it is, at the top, showing the new page)."""
+        (`keep_view=False`: the view goes to the top as the page is shown, showing it)."""
         view = self.view
         if view is not None and self.first == 0 and self._more_log(earlier=True):
             await self._page_log(earlier=True)
@@ -477,6 +477,8 @@ class Transcript(PaneKeys, VerticalScroll):
             self.first = start
             if not await self._mount_hidden(widgets, before=anchor):
                 return  # a search (or `end`) rebuilt the window meanwhile
+            if not keep_view:
+                self._scroll_top()  # (with the showing: one frame, the page at the top)
             self._show(widgets)
             if self._marker is not None:
                 if self.first:
@@ -741,11 +743,19 @@ class Transcript(PaneKeys, VerticalScroll):
 
     async def action_load_older(self) -> None:
         """Show the page of items before the first: at the top of the pane, where `home`
-        went. (Scrolling past the top with the arrows or the mouse keeps the view still
-        instead, `load_older()`: the person is reading there.)"""
+        goes. (Scrolling past the top with the arrows or the mouse keeps the view still
+        instead, `load_older()`: the person is reading there.)
+
+        The view goes to the top in the frame that shows the page, not before it: going
+        there first drew the top of the old window, a frame of its own, only to have the
+        page drawn over it once mounted. With no page to show it goes there at once."""
+        if self.first == 0 or self._loading_page or self.view is None:
+            self._scroll_top()
+        await self.load_older(keep_view=False)
+
+    def _scroll_top(self) -> None:
         self._homing = True  # (reaching the top this way is not a scroll past it)
         try:
             self.scroll_home(animate=False, immediate=True)
         finally:
             self._homing = False
-        await self.load_older(keep_view=False)
