@@ -92,3 +92,37 @@ async def test_a_followed_stream_releases_the_blocks_it_pushed_far_up() -> None:
         await settle(pilot)
         assert held(far[0]) > 0
         assert f"Reply {replies_mounted.index(far[0])}, paragraph 0." in shown(transcript)
+
+
+async def test_a_layout_does_not_draw_the_released_replies_again() -> None:
+    """A layout measures every reply in the pane (here: the terminal got shorter, so the
+    pane did). A reply far out of sight is counted from its kept line count, not drawn
+    again just to be measured: before, every released reply held all its lines again
+    until the next block arrived."""
+    replies = [text("\n\n".join(f"Reply {n}, paragraph {p}." for p in range(6)))
+               for n in range(6)]
+    ctx, _ = world(replies)
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SMALL) as pilot:
+        for n in range(6):
+            agent.followup(msg(f"go {n}", f"m{n}"))
+            await idle(pilot, agent)
+        await settle(pilot)
+        transcript = app.main.transcript
+        replies_mounted = [b for b in transcript.blocks.values() if isinstance(b, AssistantBlock)]
+        released = [b for b in replies_mounted if held(b) == 0]
+        assert released, "the replies should reach far above the shown tail"
+        heights = [b.size.height for b in released]
+        await pilot.resize_terminal(SMALL[0], SMALL[1] - 3)
+        await settle(pilot)
+        height = transcript.scrollable_content_region.height
+        still_far = [b for b in released if b.virtual_region.bottom < transcript.scroll_y - height]
+        assert still_far
+        assert [held(block) for block in still_far] == [0] * len(still_far)
+        assert [b.size.height for b in released] == heights  # measured all the same
+        assert "Reply 5, paragraph 5." in shown(transcript)
+        transcript.scroll_to_widget(still_far[0], top=True, animate=False, immediate=True)
+        await settle(pilot)
+        assert held(still_far[0]) > 0
+        assert f"Reply {replies_mounted.index(still_far[0])}, paragraph 0." in shown(transcript)

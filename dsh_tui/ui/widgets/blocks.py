@@ -297,6 +297,8 @@ class AssistantBlock(OneLayout, Widget, TranscriptBlock):
         self._rows_key: tuple[Any, ...] | None = None
         self._part_rows: list[int] = []
         """The first row of each part in `_rows`."""
+        self._counted: tuple[tuple[Any, ...], int] | None = None
+        """(key, how many lines) of the last lines drawn: kept when they are released."""
         self.shown_version = item.version
         self.set_class(self.streaming, "-streaming")
         self.reserved: int | None = None
@@ -406,11 +408,26 @@ class AssistantBlock(OneLayout, Widget, TranscriptBlock):
         part.cache = (key, strips)
         return strips
 
+    def _key(self, width: int) -> tuple[Any, ...]:
+        """What the drawn lines depend on besides the text: width, the reply's style, theme."""
+        return (width, self.visual_style, self.app.theme if self.is_attached else "")
+
+    def _line_count(self, width: int) -> int:
+        """How many lines the reply has at `width`, without drawing them when they were
+        counted already: a layout measures every reply in the pane (a resize, a pane that
+        grew, a block that changed), and drawing a released reply's lines there only to
+        count them filled again the caches `release_lines` emptied, for every reply far out
+        of sight (`ui/offscreen.py`), until the next release."""
+        key = self._key(width)
+        if self._counted is not None and self._counted[0] == key:
+            return self._counted[1]
+        return len(self._lines(width))
+
     def _lines(self, width: int) -> list[Strip]:
         """Every line of the reply at `width`: the parts' lines with the blank lines between
         them (margins: `markdown_lines.MARGINS`)."""
-        base = self.visual_style
-        key = (width, base, self.app.theme if self.is_attached else "")
+        key = self._key(width)
+        base = key[1]
         if self._rows is not None and self._rows_key == key:
             return self._rows
         rows: list[Strip] = []
@@ -425,6 +442,7 @@ class AssistantBlock(OneLayout, Widget, TranscriptBlock):
             rows.extend(self._strips(index, width, base, key[2]))
             below = after
         self._rows, self._rows_key, self._part_rows = rows, key, starts
+        self._counted = (key, len(rows))
         return rows
 
     def draw_ahead(self, width: int) -> None:
@@ -436,15 +454,21 @@ class AssistantBlock(OneLayout, Widget, TranscriptBlock):
             self._lines(width)
 
     def _forget_lines(self) -> None:
+        """The text or its look changed: every line must be drawn (and counted) again."""
+        self._drop_lines()
+        self._counted = None
+
+    def _drop_lines(self) -> None:
         self._rows = None
         for part in self._parts:
             part.cache = None
 
     def release_lines(self) -> int:
         """Drop every drawn line (`ui/offscreen.py`, for a block far out of sight); the next
-        frame that shows the reply renders them again, the same. Returns how many."""
+        frame that shows the reply renders them again, the same. Their count is kept: the
+        reply's height is the same until its text changes. Returns how many."""
         held = self.held_lines()
-        self._forget_lines()
+        self._drop_lines()
         return held
 
     def held_lines(self) -> int:
@@ -455,7 +479,7 @@ class AssistantBlock(OneLayout, Widget, TranscriptBlock):
     @property
     def text_height(self) -> int:
         """Lines of text the reply has at its width (without the streaming reserve)."""
-        return len(self._lines(self.size.width)) if self.size.width else 0
+        return self._line_count(self.size.width) if self.size.width else 0
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
@@ -479,7 +503,7 @@ class AssistantBlock(OneLayout, Widget, TranscriptBlock):
         """The text's lines, or while streaming the reserve (see TAIL_SLACK, `reserve_for`)."""
         if not width:
             return 0
-        needed = len(self._lines(width))
+        needed = self._line_count(width)
         if not self.streaming:
             self.reserved = None
             return needed
@@ -511,6 +535,7 @@ class AssistantBlock(OneLayout, Widget, TranscriptBlock):
         """The parts from `first_part` on changed: draw their lines again, and lay the
         reply out only if its height changes (past the reserve while streaming)."""
         width = self.size.width
+        self._counted = None
         if not width or not self.is_mounted:
             self._rows = None
             self.refresh(layout=True)
