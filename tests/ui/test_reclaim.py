@@ -59,6 +59,20 @@ def no_collection(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
             gc.enable()
 
 
+async def reap(app: Any, pilot: Any, refs: list[weakref.ReferenceType[Any]],
+               rounds: int = 50) -> list[Any]:
+    """What is still alive of `refs` after the app's reaper had `rounds` chances, each
+    after a collection of what is not frozen (young garbage, such as a stale layout map,
+    may still refer to them) and a pause for the app."""
+    for _ in range(rounds):
+        if all(ref() is None for ref in refs):
+            break
+        gc.collect()
+        app.reaper.run(budget=1.0)
+        await pilot.pause()
+    return [ref() for ref in refs if ref() is not None]
+
+
 class Node:
     """A widget-like knot: parent and children, and a style that points back."""
 
@@ -222,13 +236,7 @@ async def test_pruned_transcript_blocks_are_freed_while_agents_run(
             await idle(pilot, agent)
         await settle(pilot)
         assert transcript.first >= 4  # they were pruned
-        for _ in range(50):
-            if all(ref() is None for ref in refs):
-                break
-            gc.collect()  # young garbage (a stale layout map) may still refer to them
-            app.reaper.run(budget=1.0)
-            await pilot.pause()
-        assert [ref() for ref in refs if ref() is not None] == []
+        assert await reap(app, pilot, refs) == []
         assert app.reaper.freed_objects > 0
 
 
@@ -259,13 +267,7 @@ async def test_a_layout_frozen_before_it_was_collected_does_not_pin_what_it_plac
         ref = weakref.ref(widget)
         await widget.remove()
         del widget
-        for _ in range(20):
-            if ref() is None:
-                break
-            gc.collect()
-            app.reaper.run(budget=1.0)
-            await pilot.pause()
-        assert ref() is None
+        assert await reap(app, pilot, [ref], rounds=20) == []
 
 
 async def test_a_removed_widget_a_late_callback_still_uses_is_left_alone_until_it_ran(
@@ -295,10 +297,4 @@ async def test_a_removed_widget_a_late_callback_still_uses_is_left_alone_until_i
         gate.set_result(None)
         assert await task == (True, "late", None)
         del task
-        for _ in range(50):
-            if ref() is None:
-                break
-            gc.collect()
-            app.reaper.run(budget=1.0)
-            await pilot.pause()
-        assert ref() is None
+        assert await reap(app, pilot, [ref]) == []
