@@ -31,7 +31,7 @@ import json
 import zlib
 from array import array
 from collections.abc import Callable, Iterator
-from typing import Any, cast
+from typing import Any, Self, cast
 
 CHUNK_TYPE = "assistant/chunk"
 LIVE_TYPES = frozenset({"user/message", "assistant/message", "tool/result",
@@ -87,7 +87,31 @@ def _delta_shape(data: Any) -> tuple[Any, ...] | None:
     return turn, step, kind, index
 
 
-class ChunkRun:
+class PackedRun:
+    """`count` consecutive events, packed as one zlib-compressed JSON array of columns
+    (its subclasses say which): far smaller than the events as live objects."""
+
+    __slots__ = ("blob", "count")
+
+    def __init__(self, blob: bytes, count: int) -> None:
+        self.blob = blob
+        self.count = count
+
+    @classmethod
+    def _packed(cls, columns: list[Any], count: int) -> Self | None:
+        """The run holding `columns`, or None when they do not round-trip as JSON text."""
+        try:
+            text = json.dumps(columns, separators=(",", ":"), allow_nan=False)
+        except (TypeError, ValueError):
+            return None
+        return cls(zlib.compress(text.encode("ascii"), 6), count)
+
+    def _columns(self) -> list[Any]:
+        columns: list[Any] = json.loads(zlib.decompress(self.blob))
+        return columns
+
+
+class ChunkRun(PackedRun):
     """`count` consecutive plain chunk events, packed: first time + time gaps + data.
 
     The data are stored by column: the run's plain text deltas as one joined text and
@@ -97,11 +121,7 @@ class ChunkRun:
     repeated keys; the joined text compresses like prose (issue 14).
     """
 
-    __slots__ = ("blob", "count")
-
-    def __init__(self, blob: bytes, count: int) -> None:
-        self.blob = blob
-        self.count = count
+    __slots__ = ()
 
     @classmethod
     def pack(cls, events: list[Any]) -> ChunkRun | None:
@@ -123,17 +143,12 @@ class ChunkRun:
             text = data["chunk"]["text"]
             lengths.append(len(text))
             texts.append(text)
-        try:
-            text = json.dumps([first, gaps, list(shapes), which, lengths, "".join(texts),
-                               others], separators=(",", ":"), allow_nan=False)
-        except (TypeError, ValueError):
-            return None
-        return cls(zlib.compress(text.encode("ascii"), 6), len(events))
+        return cls._packed([first, gaps, list(shapes), which, lengths, "".join(texts),
+                            others], len(events))
 
     def unpack(self, first_seq: int, make: Make) -> list[Any]:
         """Decode this run into events made by `make`, seqs counted from `first_seq`."""
-        time, gaps, shapes, which, lengths, joined, others = json.loads(
-            zlib.decompress(self.blob))
+        time, gaps, shapes, which, lengths, joined, others = self._columns()
         out = []
         seq = first_seq
         at = 0
@@ -154,32 +169,24 @@ class ChunkRun:
         return out
 
 
-class RecordRun:
+class RecordRun(PackedRun):
     """`count` consecutive bookkeeping events (any type but a chunk or `LIVE_TYPES`, no
     surface marker), packed: first time + time gaps + types + data + which are ignorable."""
 
-    __slots__ = ("blob", "count")
-
-    def __init__(self, blob: bytes, count: int) -> None:
-        self.blob = blob
-        self.count = count
+    __slots__ = ()
 
     @classmethod
     def pack(cls, events: list[Any]) -> RecordRun | None:
         """The run for `events`, or None when their data does not round-trip as JSON text."""
         first, gaps = _time_gaps(events)
-        try:
-            text = json.dumps([first, gaps, [event.type for event in events],
-                               [event.data for event in events],
-                               [i for i, event in enumerate(events) if event.ignorable]],
-                              separators=(",", ":"), allow_nan=False)
-        except (TypeError, ValueError):
-            return None
-        return cls(zlib.compress(text.encode("ascii"), 6), len(events))
+        return cls._packed([first, gaps, [event.type for event in events],
+                            [event.data for event in events],
+                            [i for i, event in enumerate(events) if event.ignorable]],
+                           len(events))
 
     def unpack(self, first_seq: int, make: Make) -> list[Any]:
         """Decode this run into events made by `make`, seqs counted from `first_seq`."""
-        time, gaps, types, datas, ignorable = json.loads(zlib.decompress(self.blob))
+        time, gaps, types, datas, ignorable = self._columns()
         flagged = set(ignorable)
         out = []
         seq = first_seq
