@@ -9,6 +9,8 @@ changed.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from dsh_tui.llm.scripted import hang
@@ -57,7 +59,9 @@ class Frames:
         return next(frame for frame in self.sent if frame[1])
 
 
-async def test_a_typed_key_is_painted_at_once_not_behind_the_screens_next_frame() -> None:
+@asynccontextmanager
+async def typing_in_the_composer() -> AsyncIterator[tuple[Any, Any]]:
+    """An app with one idle agent, the composer focused and everything settled."""
     ctx, _ = world()
     await add_agent(ctx, "planner", "planner")
     app = make_app(ctx)
@@ -65,6 +69,11 @@ async def test_a_typed_key_is_painted_at_once_not_behind_the_screens_next_frame(
         await settle(pilot)
         app.main.composer.focus()
         await settle(pilot)
+        yield app, pilot
+
+
+async def test_a_typed_key_is_painted_at_once_not_behind_the_screens_next_frame() -> None:
+    async with typing_in_the_composer() as (app, pilot):
         frames = Frames(app, "q")
         composer = app.main.composer
         edit = composer.edit
@@ -89,14 +98,8 @@ async def test_what_typing_held_too_long_runs_right_after_the_keys_own_paint() -
     """Streamed text held back while the person types, once it has waited its longest,
     is shown right after the next key is painted, not after the screen's next frame: the
     layout and drawing it brings are done before the key after it comes."""
-    ctx, _ = world()
-    await add_agent(ctx, "planner", "planner")
-    app = make_app(ctx)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with typing_in_the_composer() as (app, pilot):
         composer = app.main.composer
-        composer.focus()
-        await settle(pilot)
         frames = Frames(app, "z")
         ran: list[list[tuple[bool, bool, int]]] = []
         app.keys_first.typed()
@@ -118,14 +121,8 @@ async def test_what_typing_held_too_long_runs_right_after_the_keys_own_paint() -
 
 
 async def test_keys_closer_than_a_frame_are_painted_by_the_screens_update() -> None:
-    ctx, _ = world()
-    await add_agent(ctx, "planner", "planner")
-    app = make_app(ctx)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with typing_in_the_composer() as (app, pilot):
         composer = app.main.composer
-        composer.focus()
-        await settle(pilot)
         composer.key_paint._clock = lambda: 100.0  # every key in the same instant
         await pilot.press("a", "b", "c")
         await settle(pilot)
@@ -135,14 +132,8 @@ async def test_keys_closer_than_a_frame_are_painted_by_the_screens_update() -> N
 
 
 async def test_typing_applies_the_css_to_the_composers_theme_only_when_the_css_changes() -> None:
-    ctx, _ = world()
-    await add_agent(ctx, "planner", "planner")
-    app = make_app(ctx)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with typing_in_the_composer() as (app, pilot):
         composer = app.main.composer
-        composer.focus()
-        await settle(pilot)
         applied = CallCounter(composer._theme, "apply_css")
         await pilot.press(*"hello world")
         await settle(pilot)
