@@ -10,6 +10,8 @@ a page seam, each older match landed on in turn, exactly the matching log lines.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -23,6 +25,18 @@ from dsh_tui.ui.widgets.search_bar import SearchBar
 from .conftest import SIZE, long_log, make_app, screen_text, settle, wait_until
 
 
+@asynccontextmanager
+async def reading(*logs: tuple[str, list[Any]]) -> AsyncIterator[tuple[Any, Any]]:
+    """The read-only app over saved logs (an agent per `(id, events)`), settled."""
+    ctx = new_world(read_only=True)
+    for agent_id, events in logs:
+        register_log_agent(ctx, {"id": agent_id, "version": 0, "createdAt": 0}, events)
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        yield app, pilot
+
+
 def _mounted_items(transcript: object) -> list[int]:
     """The item indexes of the blocks mounted in the pane, in screen order."""
     return [child.item_index for child in transcript.children  # type: ignore[attr-defined]
@@ -30,11 +44,7 @@ def _mounted_items(transcript: object) -> list[int]:
 
 
 async def test_every_page_of_older_items_joins_the_window_in_order_and_is_shown() -> None:
-    ctx = new_world(read_only=True)
-    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, long_log(20))
-    app = make_app(ctx)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with reading(("long", long_log(20))) as (app, pilot):
         transcript = app.main.transcript
         items = app.main.selected_view.transcript.items
         pages = 0
@@ -57,11 +67,7 @@ async def test_every_page_of_older_items_joins_the_window_in_order_and_is_shown(
 
 
 async def test_scrolling_past_the_top_keeps_the_item_read_in_place() -> None:
-    ctx = new_world(read_only=True)
-    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, long_log(20))
-    app = make_app(ctx)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with reading(("long", long_log(20))) as (app, pilot):
         transcript = app.main.transcript
         transcript.scroll_home(animate=False, immediate=True)
         await settle(pilot)
@@ -77,13 +83,8 @@ async def test_scrolling_past_the_top_keeps_the_item_read_in_place() -> None:
 
 
 async def test_search_lands_on_each_older_match_in_turn_far_back() -> None:
-    ctx = new_world(read_only=True)
     needles = (2, 40, 90, 140)
-    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0},
-                       long_log(150, needles))
-    app = make_app(ctx)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with reading(("long", long_log(150, needles))) as (app, pilot):
         transcript = app.main.transcript
         items = app.main.selected_view.transcript.items
         await pilot.press("ctrl+f", *"needle")
@@ -106,11 +107,7 @@ async def test_search_lands_on_each_older_match_in_turn_far_back() -> None:
 
 
 async def test_the_event_log_shows_exactly_the_matching_lines_after_a_reload() -> None:
-    ctx = new_world(read_only=True)
-    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, long_log(150))
-    app = make_app(ctx)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with reading(("long", long_log(150))) as (app, pilot):
         await pilot.press("f2")
         await settle(pilot)
         log = app.main.event_log
@@ -139,12 +136,7 @@ async def test_a_search_far_back_while_a_page_is_mounted_leaves_one_whole_window
     # `home` mounts its page a slice per tick; a search step (enter) far back builds its
     # window hidden, then swaps it in. Whichever starts first, the page gives way: no
     # error, no block of it left behind.
-    ctx = new_world(read_only=True)
-    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0},
-                       long_log(60, (3,)))
-    app = make_app(ctx)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with reading(("long", long_log(60, (3,)))) as (app, pilot):
         transcript = app.main.transcript
         items = app.main.selected_view.transcript.items
         needle = next(i.index for i in items if "Needle" in i.current_text())
@@ -175,11 +167,7 @@ async def test_a_search_far_back_while_a_page_is_mounted_leaves_one_whole_window
 async def test_focus_on_the_transcript_restyles_neither_its_blocks_nor_other_panes() -> None:
     # A rule naming a pane with :focus-within marks the pane so; Textual then restyles the
     # pane's whole subtree on every focus change (main.tcss keeps that rule apart).
-    ctx = new_world(read_only=True)
-    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, long_log(20))
-    app = make_app(ctx)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with reading(("long", long_log(20))) as (app, pilot):
         transcript = app.main.transcript
         assert not transcript._has_focus_within and not app.main.inbox._has_focus_within
         restyled: list[object] = []
@@ -207,11 +195,7 @@ async def test_the_search_bar_and_the_event_log_open_over_the_panes_without_resi
     # composer, the event log over the bottom of the panes: the tree and the inbox keep
     # their size and their lines; the centre column leaves the log's rows to it, so the
     # transcript still ends, with its newest item, just above the log.
-    ctx = new_world(read_only=True)
-    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, long_log(20))
-    app = make_app(ctx)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with reading(("long", long_log(20))) as (app, pilot):
         main = app.main
         tree, inbox, transcript = main.agent_tree, main.inbox, main.transcript
         log, bar, composer = main.event_log, main.search_bar, main.composer
@@ -261,12 +245,7 @@ async def test_the_search_bar_and_the_event_log_open_over_the_panes_without_resi
 async def test_end_after_reading_back_builds_the_tail_behind_the_part_read() -> None:
     # `end` far back: the part read stays on screen while the tail is built hidden, then
     # the tail replaces it in one go, followed, with every item in order.
-    ctx = new_world(read_only=True)
-    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0},
-                       long_log(60, (3,)))
-    app = make_app(ctx)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with reading(("long", long_log(60, (3,)))) as (app, pilot):
         transcript = app.main.transcript
         items = app.main.selected_view.transcript.items
         needle = next(i.index for i in items if "Needle" in i.current_text())
@@ -309,12 +288,8 @@ async def test_an_event_log_reload_makes_entries_only_for_the_lines_it_shows() -
     # their numbers, and the chunk ring (only `assistant/chunk` lines) is skipped whole
     # when the filter hides chunks (the default, `-chunk`). The lines shown are exactly
     # the matching lines of both rings, in order.
-    ctx = new_world(read_only=True)
-    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, _log_with_chunks(60))
-    register_log_agent(ctx, {"id": "other", "version": 0, "createdAt": 0}, _log_with_chunks(9))
-    app = make_app(ctx)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with reading(("long", _log_with_chunks(60)),
+                       ("other", _log_with_chunks(9))) as (app, pilot):
         app.main.select_agent("long")
         bridge = app.bridge
         assert len(bridge.chunk_log) >= 180
@@ -350,11 +325,7 @@ async def test_an_event_log_reload_makes_entries_only_for_the_lines_it_shows() -
 async def test_home_loads_one_page_and_shows_it_at_the_top() -> None:
     # `home` scrolls to the top and loads the page before the first; reaching the top that
     # way also looked like a scroll past it, which queued a second page kept out of view.
-    ctx = new_world(read_only=True)
-    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, long_log(60))
-    app = make_app(ctx)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with reading(("long", long_log(60))) as (app, pilot):
         transcript = app.main.transcript
         transcript.focus()
         await settle(pilot)
@@ -387,11 +358,7 @@ async def test_a_page_shown_restyles_each_block_once_as_it_mounts_and_nothing_in
 ) -> None:
     # A page is mounted hidden (styled as it mounts, not also before) and shown without
     # a restyle: it is hidden by its own `display` style, not by a rule on a class.
-    ctx = new_world(read_only=True)
-    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, long_log(60))
-    app = make_app(ctx)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with reading(("long", long_log(60))) as (app, pilot):
         transcript = app.main.transcript
         restyled: list[Any] = []
         on_show: list[Any] = []
@@ -431,11 +398,7 @@ async def test_a_page_read_back_is_one_layout_of_the_screen() -> None:
     # Textual's mount asks for a layout twice: when awaited, and again from the pane's
     # queue, after `home`'s handler, once the page is shown. Showing the page lays it out;
     # the late request was a second layout of the screen (every mounted block) per page.
-    ctx = new_world(read_only=True)
-    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, long_log(60))
-    app = make_app(ctx)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with reading(("long", long_log(60))) as (app, pilot):
         transcript = app.main.transcript
         transcript.focus()
         screen = app.screen
@@ -467,11 +430,7 @@ async def test_lines_written_to_the_open_event_log_lay_out_nothing_else() -> Non
     # Textual's Log asks for a layout of the whole screen whenever its lines change (a
     # reload, every flush while it is open): every pane and transcript block arranged
     # again. Its size never depends on its lines; it repaints, and its scrollbar follows.
-    ctx = new_world(read_only=True)
-    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, long_log(150))
-    app = make_app(ctx)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with reading(("long", long_log(150))) as (app, pilot):
         await pilot.press("f2")
         log = app.main.event_log
         lines = log.log_widget
@@ -503,11 +462,7 @@ async def test_a_page_read_back_draws_its_replies_before_the_frame_that_shows_it
     # Each reply of a page is drawn (its Markdown rendered into lines) while it is mounted
     # hidden, at the width a shown reply has: the frame that shows the page only places
     # its blocks. Drawing them in that frame made it longer by every reply of the page.
-    ctx = new_world(read_only=True)
-    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, long_log(60))
-    app = make_app(ctx)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with reading(("long", long_log(60))) as (app, pilot):
         transcript = app.main.transcript
         transcript.focus()
         screen = app.screen
@@ -555,11 +510,7 @@ async def test_home_from_mid_window_draws_no_frame_before_the_page_at_the_top() 
     # queue (the command palette, the soak's driver), that was a frame drawing the old
     # window's top before the page was mounted and drawn over it. The view now goes to the
     # top in the step that shows the page; with nothing older, at once.
-    ctx = new_world(read_only=True)
-    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, long_log(60))
-    app = make_app(ctx)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with reading(("long", long_log(60))) as (app, pilot):
         transcript = app.main.transcript
         screen = app.screen
         frames: list[tuple[float, bool]] = []
