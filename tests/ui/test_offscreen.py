@@ -8,6 +8,8 @@ the person scrolls back to it."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from dsh_tui.harness import new_world
@@ -29,6 +31,24 @@ def held(block: Any) -> int:
 
 def shown(transcript: Any) -> str:
     return screen_text(transcript.app)
+
+
+@asynccontextmanager
+async def followed_replies(count: int) -> AsyncIterator[tuple[Any, Any, list[Any]]]:
+    """`count` six-paragraph replies streamed into a followed tail at SMALL, settled:
+    the app, its pilot and the reply blocks mounted, oldest first."""
+    replies = [text("\n\n".join(f"Reply {n}, paragraph {p}." for p in range(6)))
+               for n in range(count)]
+    ctx, _ = world(replies)
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SMALL) as pilot:
+        for n in range(count):
+            agent.followup(msg(f"go {n}", f"m{n}"))
+            await idle(pilot, agent)
+        await settle(pilot)
+        yield app, pilot, [b for b in app.main.transcript.blocks.values()
+                           if isinstance(b, AssistantBlock)]
 
 
 async def test_blocks_far_above_the_tail_drop_their_lines_and_read_the_same_when_scrolled_back(
@@ -70,19 +90,9 @@ async def test_blocks_far_above_the_tail_drop_their_lines_and_read_the_same_when
 
 
 async def test_a_followed_stream_releases_the_blocks_it_pushed_far_up() -> None:
-    replies = [text("\n\n".join(f"Reply {n}, paragraph {p}." for p in range(6)))
-               for n in range(8)]
-    ctx, _ = world(replies)
-    agent = await add_agent(ctx, "planner", "planner")
-    app = make_app(ctx)
-    async with app.run_test(size=SMALL) as pilot:
-        for n in range(8):
-            agent.followup(msg(f"go {n}", f"m{n}"))
-            await idle(pilot, agent)
-        await settle(pilot)
+    async with followed_replies(8) as (app, pilot, replies_mounted):
         transcript = app.main.transcript
         height = transcript.scrollable_content_region.height
-        replies_mounted = [b for b in transcript.blocks.values() if isinstance(b, AssistantBlock)]
         far = [b for b in replies_mounted
                if b.virtual_region.bottom < transcript.scroll_y - height]
         assert far, "the replies should reach far above the shown tail"
@@ -99,18 +109,8 @@ async def test_a_layout_does_not_draw_the_released_replies_again() -> None:
     pane did). A reply far out of sight is counted from its kept line count, not drawn
     again just to be measured: before, every released reply held all its lines again
     until the next block arrived."""
-    replies = [text("\n\n".join(f"Reply {n}, paragraph {p}." for p in range(6)))
-               for n in range(6)]
-    ctx, _ = world(replies)
-    agent = await add_agent(ctx, "planner", "planner")
-    app = make_app(ctx)
-    async with app.run_test(size=SMALL) as pilot:
-        for n in range(6):
-            agent.followup(msg(f"go {n}", f"m{n}"))
-            await idle(pilot, agent)
-        await settle(pilot)
+    async with followed_replies(6) as (app, pilot, replies_mounted):
         transcript = app.main.transcript
-        replies_mounted = [b for b in transcript.blocks.values() if isinstance(b, AssistantBlock)]
         released = [b for b in replies_mounted if held(b) == 0]
         assert released, "the replies should reach far above the shown tail"
         heights = [b.size.height for b in released]
