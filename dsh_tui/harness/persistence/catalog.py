@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .listing import creation_order
 from .workspace import WorkspaceState, list_workspaces, workspace_holder
 
 STATUS_SCAN_LIMIT = 256 << 20  # bigger plain logs report no pending count (never read whole)
@@ -222,7 +223,7 @@ def build_catalog(persistence: Any) -> list[WorkspaceEntry]:
         entry.dropped = session_id in dropped
         entry.children = [grow(child, dropped) for child in
                           sorted(children.get(session_id, []),
-                                 key=lambda c: entries[c].header.get("createdAt") or 0)
+                                 key=lambda c: creation_order(entries[c].header))
                           if child not in placed]
         return entry
 
@@ -246,7 +247,7 @@ def build_catalog(persistence: Any) -> list[WorkspaceEntry]:
         group.last_activity = max([group.last_activity, *(_latest(r) for r in group.roots)])
         out.append(group)
     loose: dict[str | None, WorkspaceEntry] = {}
-    for header in sorted(headers, key=lambda h: h.get("createdAt") or 0):
+    for header in sorted(headers, key=creation_order):
         session_id = str(header["id"])
         if session_id in placed:
             continue

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,14 @@ from .zstd_frames import decode_frame, scan_frames
 log = logging.getLogger("dsh_tui.harness.persistence")
 
 _HEADER_READ_LIMIT = 1 << 20  # a header line is tiny; give up early on a file without one
+
+
+def creation_order(header: Mapping[str, Any]) -> tuple[int, str]:
+    """The order sessions were made in: by `createdAt`, ties (two made in one millisecond
+    by different processes, or by a version before `created_ms`) broken by id, so every
+    listing and a reopened tree agree."""
+    created = header.get("createdAt")
+    return (created if type(created) is int else 0, str(header.get("id")))
 
 
 def project_dirs(root: Path) -> list[Path]:
@@ -117,5 +126,5 @@ def list_headers(root: Path) -> list[dict[str, Any]]:
                     continue
                 seen[header["id"]] = path
                 headers.append(header)
-    headers.sort(key=lambda header: (header["createdAt"], header["id"]), reverse=True)
+    headers.sort(key=creation_order, reverse=True)
     return headers

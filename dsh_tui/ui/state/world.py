@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from dsh_tui.harness import AgentOptions, CreateAgentOptions, ResumeAgentOptions
 from dsh_tui.harness.agent import Agent, AgentHandle, Setup
+from dsh_tui.harness.persistence.listing import creation_order
 from dsh_tui.harness.surface import ContextSurface
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ def _children_of(headers: list[Mapping[str, Any]], session_id: str) -> list[str]
     children = [h for h in headers
                 if h.get("parentSession") == session_id and h.get("origin") == "subagent"
                 and h.get("id")]
-    children.sort(key=lambda h: (h.get("createdAt") or 0, str(h["id"])))
+    children.sort(key=creation_order)
     return [str(h["id"]) for h in children]
 
 
