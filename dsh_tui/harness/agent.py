@@ -137,6 +137,13 @@ class Agent(Protocol):
         items stay pending for the next waking send. A claimed batch is never put back.
         """
 
+    def stop_after_step(self, cause: CancelCause | None = None) -> bool:
+        """Stop at the next step boundary (§3.7), keeping the inbox: the step in progress
+        finishes (its tools included), nothing more is claimed, and the turn ends `aborted`
+        with `cause` (or as it would have, when that step ended it). Returns False, doing
+        nothing, when the agent is not running."""
+        ...
+
     async def when_idle(self) -> None:
         """Resolve once no activity runs, following any activity that replaced the awaited one
         (§3.4). Never raises for a failed run."""

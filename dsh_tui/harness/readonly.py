@@ -182,7 +182,7 @@ class ReadOnlyAgent:
         """Always 0: a recorded agent runs no step."""
         return 0
 
-    send = followup = steer = inject = cancel = run_maintenance = wake = _refuse
+    send = followup = steer = inject = cancel = run_maintenance = wake = stop_after_step = _refuse
 
     async def when_idle(self) -> None:
         """Return at once: a recorded agent is always idle."""

@@ -44,7 +44,7 @@ log = logging.getLogger("dsh_tui.loop.agent")
 
 
 class _Phase:
-    __slots__ = ("abort", "kind", "last_turn", "step", "turn", "wake_requested")
+    __slots__ = ("abort", "kind", "last_turn", "step", "stop_after", "turn", "wake_requested")
 
     def __init__(self, kind: str, *, abort: CancelSignal | None = None, last_turn: int = 0,
                  turn: int = 0, step: int = 0) -> None:
@@ -54,6 +54,8 @@ class _Phase:
         self.turn = turn
         self.step = step
         self.wake_requested = False
+        self.stop_after: Mapping[str, Any] | None = None
+        """The cause of a soft stop asked for (`stop_after_step`), until the driver exits."""
 
 
 def _is_disposed(reason: Any) -> bool:
@@ -173,6 +175,16 @@ class LoopAgent:
         phase = self._phase
         if phase.kind != "idle" and phase.abort is not None:
             phase.abort.abort(cause)
+
+    def stop_after_step(self, cause: Mapping[str, Any] | None = None) -> bool:
+        """Stop at the next step boundary (docs/contract.md §3.7): the step in progress
+        finishes, nothing more is claimed, pending work stays. False when not running."""
+        phase = self._phase
+        if phase.kind != "running" or phase.abort is None or phase.abort.aborted:
+            return False
+        if phase.stop_after is None:
+            phase.stop_after = dict(USER_CAUSE) if cause is None else cause
+        return True
 
     async def when_idle(self) -> None:
         while True:
@@ -303,6 +315,11 @@ class LoopAgent:
                 finally:
                     self.session.append("step/end", {"turn": turn, "step": step})
                 signal.throw_if_aborted()
+                if phase.stop_after is not None:
+                    if turn_ends is not None and not self.inbox.next_step:
+                        break  # the turn ends here anyway: as it would have, not aborted
+                    signal.abort(phase.stop_after)  # the boundary: claim nothing more
+                    signal.throw_if_aborted()
                 if turn_ends is not None and not self.inbox.next_step:
                     await self._events.serial("agent/turn-stopping",
                                               {"turn": turn, "signal": signal})
@@ -325,8 +342,8 @@ class LoopAgent:
                 self.session.append("turn/end", {"turn": turn, "reason": turn_ends})
             except Exception as error:
                 self._raise_reported(error)
-        if not self.inbox.has_pending:
-            return False
+        if not self.inbox.has_pending or phase.stop_after is not None:
+            return False  # a soft stop keeps the queued prompts for the next waking send
         phase.abort = CancelSignal()
         phase.wake_requested = False
         phase.step = 0
