@@ -3,7 +3,9 @@
 A route is everything one agent's requests need besides the history: which adapter
 (`deepseek`, `openai-compatible` or `demo`), which server and model, the sampling
 settings the person chose (`max_tokens`, `temperature`, `reasoning_effort`) and how
-long to wait (`connect_timeout`, `first_byte_timeout`, `read_timeout`, `idle_timeout`).
+long to wait (`connect_timeout`, `first_byte_timeout`, `read_timeout`, `idle_timeout`),
+and, optionally, what its tokens cost (`price_input`, `price_cached`, `price_output` per
+million tokens, in `price_currency`; the tree shows a cost only when they are set).
 The key is never part of it: a route names the environment variable that holds the key
 (`api_key_env`), and only the composition root reads that variable.
 
@@ -24,6 +26,8 @@ from typing import Any
 
 from dsh_tui.harness import AgentOptions
 
+from .cost import Prices
+
 PROVIDER_KINDS = ("deepseek", "openai-compatible", "demo")
 DEEPSEEK_KEY_ENV = "DEEPSEEK_API_KEY"
 OPENAI_KEY_ENV = "OPENAI_API_KEY"
@@ -33,12 +37,16 @@ DEEPSEEK_EFFORTS = ("off", "low", "high", "max")
 DEEPSEEK_MAX_TOKENS = 393_216
 """DeepSeek's hard cap on `max_tokens` (docs/contract.md §11.1)."""
 TIMEOUTS = ("connect_timeout", "first_byte_timeout", "read_timeout", "idle_timeout")
+PRICES = ("price_input", "price_cached", "price_output")
+"""Prices per million tokens: fresh input, cache reads, output (`cost.Prices`)."""
+MAX_PRICE = 1_000_000.0
 SETTINGS = ("provider", "model", "base_url", "api_key_env", "max_tokens", "temperature",
-            "reasoning_effort", *TIMEOUTS)
+            "reasoning_effort", *TIMEOUTS, *PRICES, "price_currency")
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 _EFFORT = re.compile(r"[a-z][a-z0-9_-]{0,19}")
+_CURRENCY = re.compile(r"[^\W\d_]{1,4}|[$€£¥₹₩₽¢]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +65,19 @@ class Route:
     first_byte_timeout: float | None = None
     read_timeout: float | None = None
     idle_timeout: float | None = None
+    price_input: float | None = None
+    price_cached: float | None = None
+    price_output: float | None = None
+    price_currency: str = "$"
+
+    @property
+    def prices(self) -> Prices | None:
+        """What this route's tokens cost, or None when the config names no prices (the
+        parser allows input and output only together)."""
+        if self.price_input is None or self.price_output is None:
+            return None
+        return Prices(self.price_input, self.price_output, self.price_cached,
+                      self.price_currency)
 
     @property
     def key_env(self) -> str | None:
@@ -109,6 +130,12 @@ class Route:
             parts.append(f"temperature {self.temperature:g}")
         if self.reasoning_effort is not None:
             parts.append(f"effort {self.reasoning_effort}")
+        prices = self.prices
+        if prices is not None:
+            unit = prices.currency
+            cached = f" cached {unit}{prices.cached:g}" if prices.cached is not None else ""
+            parts.append(f"per M tokens: in {unit}{prices.input:g}{cached} "
+                         f"out {unit}{prices.output:g}")
         return " · ".join(parts)
 
 
@@ -214,9 +241,27 @@ def parse_route(name: str, table: Any, fail_anywhere: Fail) -> Route:
                 raise fail(key, f"{where} {key} must be a number of seconds, more than 0 and "
                                 "at most 86400")
             timeouts[key] = number
+    prices: dict[str, float] = {}
+    for key in PRICES:
+        if key in table:
+            number = _number(table[key])
+            if number is None or not math.isfinite(number) or not 0 <= number <= MAX_PRICE:
+                raise fail(key, f"{where} {key} must be a price per million tokens, a number "
+                                f"from 0 to {MAX_PRICE:,.0f}")
+            prices[key] = number
+    if prices and not ("price_input" in prices and "price_output" in prices):
+        missing = "price_output" if "price_input" in prices else "price_input"
+        raise fail(next(iter(prices)), f"{where} {missing} is missing: a cost is shown only "
+                                       "when price_input and price_output are both set")
+    currency = table.get("price_currency")
+    if currency is not None and (not isinstance(currency, str)
+                                 or not _CURRENCY.fullmatch(currency)):
+        raise fail("price_currency", f'{where} price_currency must be a short symbol or '
+                                     'code, such as "$", "€", "¥" or "USD"')
     return Route(name=name, provider=provider, model=model, base_url=base_url,
                  api_key_env=key_env, max_tokens=max_tokens, temperature=temperature,
-                 reasoning_effort=effort, **timeouts)
+                 reasoning_effort=effort, **timeouts, **prices,
+                 price_currency=currency if currency is not None else "$")
 
 
 def parse_routes(tables: Any, fail: Fail) -> dict[str, Route]:
