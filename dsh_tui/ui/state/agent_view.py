@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from dsh_tui.harness.agent import Agent
 from dsh_tui.harness.messages import UserMessage
 
+from .activity import Activity
 from .inbox_rows import Tombstone
 from .text import visible_label
 from .transcript import TranscriptModel
@@ -16,10 +18,12 @@ from .unsent import UnsentTracker
 class AgentView:
     """Everything the screen knows about one agent, kept current by the bridge."""
 
-    def __init__(self, agent: Agent) -> None:
+    def __init__(self, agent: Agent, now_ms: float | None = None) -> None:
         self.agent = agent
         self.id: str = agent.id
         self.transcript = self._fresh_model()
+        self.activity = Activity(time.time() * 1000 if now_ms is None else now_ms)
+        """What the agent is doing, for its tree row and the needs-you count."""
         self.applied = 0
         self._arrived: list[Any] = []
         """Events handed to the bridge's listener since `applied`, in seq order: the next
@@ -69,6 +73,7 @@ class AgentView:
         probe.apply_all(before)
         self.transcript = self._fresh_model()
         self.unsent = UnsentTracker()
+        self.activity = Activity(self.activity.live_from)
         self.applied = 0
         self.catch_up()
         self.logged = self.applied
@@ -126,8 +131,10 @@ class AgentView:
             fresh = events[self.applied:count]
         apply = self.transcript.apply
         fold = self.unsent.apply
+        track = self.activity.apply
         for index, event in enumerate(fresh, self.applied):
             apply(event)
+            track(event)
             if index >= self._seed:  # the seed is the parent's history, not this inbox
                 fold(event)
         self.applied = count
