@@ -1,0 +1,242 @@
+"""Acting on many agents at once: marks, broadcast, stops, a subtree's stop, bulk dispose.
+
+The person marks agents (or takes a subtree) and acts once: one message to all in one
+lane; stop them keeping their inboxes, now or after the step they are in (docs/contract.md
+§3.7); stop a parent with its children keeping or discarding every inbox (a discard is
+`cancel` clearing, tombstoned as today); dispose finished children. Each reports the
+agents touched and skipped and one error per failing agent (the rest still go). Where the
+contract can take it back, one undo covers the batch: a broadcast unsends what is still
+pending, a discard puts every item back in place. A stop or a disposal cannot be undone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from dsh_tui.harness.agent import USER_CAUSE, Agent
+from dsh_tui.harness.messages import user_message
+from dsh_tui.harness.surface import AgentsSurface
+
+from .inbox_rows import Tombstone
+from .inbox_rules import undo as put_back_discarded
+from .lanes import LANES, lane_of, source_for
+
+SENDERS = {"follow-up": "followup", "steer": "steer", "inject": "inject"}
+
+
+class Marks:
+    """The marked agents, in the order they were marked."""
+
+    def __init__(self) -> None:
+        self._ids: dict[str, None] = {}
+        self.version = 0
+
+    def __contains__(self, agent_id: object) -> bool:
+        return agent_id in self._ids
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    @property
+    def ids(self) -> list[str]:
+        """The marked ids, oldest mark first."""
+        return list(self._ids)
+
+    def toggle(self, agent_id: str) -> bool:
+        """Mark or unmark; returns whether it is marked now."""
+        self.version += 1
+        if agent_id in self._ids:
+            del self._ids[agent_id]
+            return False
+        self._ids[agent_id] = None
+        return True
+
+    def set(self, agent_ids: Iterable[str]) -> None:
+        """Mark exactly these (e.g. a whole subtree)."""
+        self._ids = dict.fromkeys(agent_ids)
+        self.version += 1
+
+    def clear(self) -> None:
+        """Unmark everything."""
+        if self._ids:
+            self._ids = {}
+            self.version += 1
+
+    def prune(self, live: Iterable[str]) -> None:
+        """Forget marks of agents that are gone."""
+        alive = set(live)
+        gone = [agent_id for agent_id in self._ids if agent_id not in alive]
+        for agent_id in gone:
+            del self._ids[agent_id]
+        if gone:
+            self.version += 1
+
+
+@dataclass
+class BulkResult:
+    """What one bulk action did: agents touched and skipped, errors, and its undo."""
+
+    touched: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    errors: list[tuple[str, Exception]] = field(default_factory=list)
+    undo: Callable[[], int] | None = None
+    """Takes the whole action back as far as the contract allows; returns the items
+    restored (or unsent). None: nothing of it can be taken back."""
+
+    def say(self, done: str, skipped_why: str = "") -> str:
+        """One line for the person: `Stopped 3 agents (2 were not running).`"""
+        count = len(self.touched)
+        line = f"{done} {count} agent{'s' if count != 1 else ''}"
+        if self.skipped and skipped_why:
+            line += f" ({len(self.skipped)} {skipped_why})"
+        if self.errors:
+            agent_id, error = self.errors[0]
+            line += f"; {len(self.errors)} failed ({agent_id}: {error})"
+        return line + "."
+
+
+def subtree(agents: AgentsSurface, root: Agent) -> list[Agent]:
+    """`root` and every agent it owns, at any depth, parents before their children."""
+    out = [root]
+    index = 0
+    while index < len(out):
+        out.extend(agents.children_of(out[index]))
+        index += 1
+    return out
+
+
+def broadcast(targets: Sequence[Agent], text: str, lane: str) -> BulkResult:
+    """Send `text` to every target in `lane` (one message each, its own id). Undo removes
+    the copies still pending; a claimed one has gone to its model and stays sent."""
+    if lane not in LANES:
+        raise ValueError(f"unknown lane {lane!r}")
+    result = BulkResult()
+    sent: list[tuple[Agent, str]] = []
+    for agent in targets:
+        message = user_message(text, source=source_for(lane))
+        try:
+            getattr(agent, SENDERS[lane])(message)
+        except Exception as error:
+            result.errors.append((agent.id, error))
+            continue
+        result.touched.append(agent.id)
+        sent.append((agent, message.id))
+
+    def unsend() -> int:
+        removed = 0
+        for agent, message_id in sent:
+            try:
+                removed += bool(agent.inbox.remove(message_id))
+            except Exception:
+                continue  # the agent was disposed meanwhile: nothing left to unsend
+        return removed
+
+    result.undo = unsend if sent else None
+    return result
+
+
+def stop(targets: Sequence[Agent], *, after_step: bool = False) -> BulkResult:
+    """Stop every running target keeping its inbox: now (`cancel(keep_inbox=True)`), or
+    at its next step boundary (`stop_after_step`). Idle targets are skipped."""
+    result = BulkResult()
+    for agent in targets:
+        if agent.status != "running":
+            result.skipped.append(agent.id)
+            continue
+        try:
+            if after_step:
+                if not agent.stop_after_step():
+                    result.skipped.append(agent.id)
+                    continue
+            else:
+                agent.cancel(dict(USER_CAUSE), keep_inbox=True)
+        except Exception as error:
+            result.errors.append((agent.id, error))
+            continue
+        result.touched.append(agent.id)
+    return result
+
+
+def _pending(agent: Agent, batch: int) -> list[Tombstone]:
+    """Everything pending in `agent`'s inbox, as the records undo puts back."""
+    inbox = agent.inbox
+    out = []
+    for target, items in (("next-step", inbox.next_step), ("next-turn", inbox.next_turn)):
+        for index, message in enumerate(items):
+            out.append(Tombstone(message, target, index, lane_of(message.source, target),
+                                 "discarded", 0.0, batch=batch))
+    return out
+
+
+def stop_tree(agents: AgentsSurface, root: Agent, *, keep: bool) -> BulkResult:
+    """Stop `root` and everything it owns. `keep`: every inbox stays (paused, delivered
+    later); else every inbox is cleared, durably and tombstoned, and undo puts each item
+    back at its place. An agent counts as touched when it was running or had work."""
+    result = BulkResult()
+    discarded: list[tuple[Agent, list[Tombstone]]] = []
+    for agent in subtree(agents, root):
+        inbox = agent.inbox
+        busy = agent.status == "running" or inbox.has_pending
+        if not busy:
+            result.skipped.append(agent.id)
+            continue
+        pending = [] if keep else _pending(agent, 0)
+        try:
+            agent.cancel(dict(USER_CAUSE), keep_inbox=keep)
+        except Exception as error:
+            result.errors.append((agent.id, error))
+            continue
+        result.touched.append(agent.id)
+        if pending:
+            discarded.append((agent, pending))
+
+    def restore() -> int:
+        count = 0
+        for agent, tombstones in discarded:
+            try:
+                count += put_back_discarded(agent.inbox, tombstones).count
+            except Exception:
+                continue  # disposed meanwhile
+        return count
+
+    result.undo = restore if discarded else None
+    return result
+
+
+def finished_children(agents: AgentsSurface, parents: Sequence[Agent],
+                      finished: Callable[[Agent], bool]) -> list[Agent]:
+    """The sub-agents below `parents` (at any depth) that `finished` says are done, each
+    listed once, a child before none of its own (disposing a parent takes its children)."""
+    out: list[Agent] = []
+    taken: set[str] = set()
+    for parent in parents:
+        stack = list(agents.children_of(parent))
+        while stack:
+            child = stack.pop(0)
+            if child.id in taken:
+                continue
+            if finished(child) and all(finished(c) for c in subtree(agents, child)):
+                out.append(child)
+                taken.update(c.id for c in subtree(agents, child))
+                continue
+            stack.extend(agents.children_of(child))
+    return out
+
+
+async def dispose_all(agents: AgentsSurface, targets: Sequence[Agent]) -> BulkResult:
+    """Dispose each target through the registry (its children go with it). Not undoable
+    here: the sessions stay on disk and can be resumed."""
+    result = BulkResult()
+    for agent in targets:
+        done = agents.dispose(agent.id)
+        if done is None:
+            result.skipped.append(agent.id)
+            continue
+        try:
+            await done
+        except Exception as error:
+            result.errors.append((agent.id, error))
+            continue
+        result.touched.append(agent.id)
+    return result
