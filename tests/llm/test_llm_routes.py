@@ -318,3 +318,7 @@ def test_the_readme_route_example_is_a_valid_config() -> None:
         "deepseek": "deepseek", "local": "openai-compatible"}
     local = config.routes["local"]
     assert (local.max_tokens, local.temperature, local.first_byte_timeout) == (2048, 0.6, 120)
+    prices = config.routes["deepseek"].prices
+    assert prices is not None and (prices.input, prices.cached, prices.output) == (0.27, 0.07,
+                                                                                   1.10)
+    assert local.prices is None
