@@ -14,7 +14,8 @@ from textual.command import CommandPalette, DiscoveryHit, Hit, Hits, Provider, S
 from textual.content import Content
 from textual.markup import escape
 
-from .keys import ACTIONS, keys_for
+from .bindings import keys_for
+from .keys import ACTIONS
 from .state.text import visible_label
 
 if TYPE_CHECKING:

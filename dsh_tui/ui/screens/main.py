@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from textual import events, getters, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.css.query import NoMatches
@@ -29,7 +29,8 @@ from textual.widget import Widget
 from dsh_tui.harness import Agent, Context, UserMessage, user_message
 from dsh_tui.harness.names import rename, suggest_numbered, take_name
 
-from ..keys import key_name, keys_for
+from ..bindings import bind, keys_for
+from ..keys import key_name
 from ..state.agent_view import AgentView
 from ..state.breakpoints import CONTINUE, SKIP, Breakpoints, Pause
 from ..state.bridge import Bridge, FlushBatch
@@ -113,36 +114,20 @@ class MainScreen(Screen[None]):
     """Also in DshApp.CSS_PATH: Textual does not load a default screen's own CSS_PATH."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel_keep_inbox", "Stop", id="cancel_keep_inbox",
-                tooltip="Cancel the running turn; pending items stay, paused"),
-        Binding("ctrl+l", "cancel_clear", "Stop+clear", id="cancel_clear",
-                tooltip="Cancel the running turn and discard pending items (asks first)"),
-        Binding("ctrl+n", "new_agent", "New agent", id="new_agent",
-                tooltip="Create a new top-level agent"),
+        bind("cancel_keep_inbox"),
+        bind("cancel_clear"),
+        bind("new_agent"),
         # priority: the composer (a TextArea) binds f6 to select-line itself, and it has the
         # focus nearly always. A dialog over this screen cuts it out of the binding chain, so
         # the dialog keeps f6 (priority bindings of the app would reach past it).
-        Binding("f6", "rename_agent", "Rename", id="rename_agent", show=False, priority=True,
-                tooltip="Name the selected agent (kept in its log; shown in the tree, the "
-                        "composer, the transcript title, the sessions list and exports)"),
-        Binding("f2", "toggle_event_log", "Events", id="toggle_event_log",
-                tooltip="Show or hide the event log"),
-        Binding("f3", "sessions", "Sessions", id="sessions", show=False,
-                tooltip="List saved sessions and resume one"),
-        Binding("ctrl+f", "search", "Search", id="search", show=False),
-        Binding("ctrl+b", "toggle_agents", "Agents", id="toggle_agents", show=False,
-                tooltip="Show or hide the agent tree (hidden by default below 100 columns)"),
-        Binding("ctrl+o", "toggle_inbox", "Inbox", id="toggle_inbox", show=False,
-                tooltip="Show or hide the inbox (hidden by default below 100 columns; the "
-                        "transcript title keeps its counts)"),
-        Binding("f9", "zoom_transcript", "Zoom", id="zoom_transcript", show=False,
-                tooltip="Hide both side panes so the transcript takes the width, or bring them "
-                        "back"),
-        Binding("f8", "breakpoint_continue", "Continue", id="breakpoint_continue",
-                show=False,
-                tooltip="Let the selected agent, paused at its breakpoint, send its step (with "
-                        "your edits); the panel under its transcript also offers skip and "
-                        "remove"),
+        bind("rename_agent", show=False, priority=True),
+        bind("toggle_event_log"),
+        bind("sessions", show=False),
+        bind("search", show=False),
+        bind("toggle_agents", show=False),
+        bind("toggle_inbox", show=False),
+        bind("zoom_transcript", show=False),
+        bind("breakpoint_continue", show=False),
     ]
     """The screen's own keys (the panes add theirs; help, theme, quit and ctrl+c are the
     app's, which stay live over dialogs too)."""
