@@ -3,9 +3,9 @@
 The app owns what outlives any one screen: the Context and its bridge (session events
 coalesced into flushes), GC pacing and the spinner's timer, breakpoints, the config,
 themes and the keymap, notifications, the screen size classes, and the keys that work
-over every dialog (help, theme, quit, ctrl+c). Everything on the main screen — panes,
-selection, and the actions on agents and inboxes — lives in `screens/main.py`; the
-palette in `commands.py`.
+over every dialog (help, theme, quit, ctrl+c). The main screen (`screens/main.py`) composes
+the panes and hands each action to its controller (`controllers/`); the palette is
+`commands.py`, the key registry `keys.py`.
 """
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ class DshApp(KeyGateApp):
         if keymap:
             self.set_keymap(keymap)
         self._spinner = self.set_interval(0.1, self._tick, pause=True)
-        self._main = MainScreen()
+        self._main = MainScreen(self)
         return self._main
 
     def set_keymap(self, keymap: Keymap) -> None:
