@@ -15,7 +15,6 @@ from dsh_tui.harness.names import rename, suggest_numbered, take_name
 
 from ..screens.confirm import ConfirmScreen
 from ..screens.name import NameScreen
-from ..screens.route import RouteScreen
 from ..state.config import UiConfig
 from ..state.routes import Route
 from ..state.workspace import record_dropped, record_root, root_meta
@@ -66,6 +65,8 @@ class AgentActions:
         if not offers_routes(config):
             then(config.routes.get(current or "") or None)
             return
+        from ..screens.route import RouteScreen  # here: only a run with routes pays its import
+
         missing = {name: key for name, route in config.routes.items()
                    if (key := route.missing_key(os.environ))}
 

@@ -19,7 +19,6 @@ from dsh_tui.harness.persistence.catalog import Target, WorkspaceEntry, build_ca
 from dsh_tui.harness.persistence.jsonl import JsonlPersistence
 
 from ..screens.sessions import Chosen, SessionsScreen, target_of
-from ..state.export import export_markdown
 from ..state.text import visible_label
 from ..state.workspace import open_target, with_live, workspace_cwd
 from .seams import Screenside, Selection, World
@@ -97,6 +96,8 @@ class SessionActions:
     def _export(self, persistence: JsonlPersistence, choice: Chosen) -> str:
         """One Markdown file per tree (a row, or each root of a workspace heading), its
         sub-agents nested under the tool calls that spawned them, into the working dir."""
+        from ..state.export import export_markdown  # here: only an export pays its import
+
         tops = [choice.entry] if choice.entry is not None else list(choice.group.roots)
         entries = {e.id: e for top in tops for _, e in top.walk()}
 
