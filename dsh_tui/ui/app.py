@@ -3,9 +3,9 @@
 The app owns what outlives any one screen: the Context and its bridge (session events
 coalesced into flushes), GC pacing and the spinner's timer, breakpoints, the config,
 themes and the keymap, notifications, the screen size classes, and the keys that work
-over every dialog (help, theme, quit, ctrl+c). Everything on the main screen — panes,
-selection, and the actions on agents and inboxes — lives in `screens/main.py`; the
-palette in `commands.py`.
+over every dialog (help, theme, quit, ctrl+c). The main screen (`screens/main.py`) composes
+the panes and hands each action to its controller (`controllers/`); the palette is
+`commands.py`, the key registry `keys.py`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from textual import events
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType, Keymap
+from textual.binding import BindingType, Keymap
 from textual.command import CommandPalette, Provider
 from textual.css.query import NoMatches
 from textual.driver import Driver
@@ -29,9 +29,10 @@ from textual.timer import Timer
 
 from dsh_tui.harness import Context
 
+from .bindings import bind, keys_for
 from .commands import DshCommands, Palette
 from .keygate import KeyGateApp
-from .keys import default_bindings, keys_for, startup_keymap
+from .keys import SPEC_BY_NAME, startup_keymap
 from .layout_maps import install as install_layout_fix
 from .lru import install as install_lru_fix
 from .screens.help import HelpScreen
@@ -83,16 +84,10 @@ class DshApp(KeyGateApp):
     VERTICAL_BREAKPOINTS: list[tuple[int, str]] | None = [(0, "-short"), (30, "-tall")]  # noqa: RUF012
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("f1", "help", "Help", id="help",
-                tooltip="This screen: every key and what it does"),
-        Binding("f4", "change_theme", "Theme", id="change_theme", show=False,
-                tooltip="Pick a theme (remembered)"),
-        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True, show=False,
-                tooltip="Leave dsh-tui: running turns stop, every inbox is kept (--resume "
-                        "brings them back)"),
-        Binding("ctrl+c", "interrupt", "Stop", id="interrupt", priority=True, show=False,
-                tooltip="Stop the selected running agent keeping its inbox; on an idle one, "
-                        "press twice to quit (first copies selected text, if any)"),
+        bind("help"),
+        bind("change_theme", show=False),
+        bind("quit", show=False, priority=True),
+        bind("interrupt", show=False, priority=True),
     ]
 
     QUIT_WINDOW = 3.0
@@ -157,14 +152,14 @@ class DshApp(KeyGateApp):
         that work."""
         configured: dict[str, str] = {}
         if self.config.keys:
-            known = default_bindings()
+            known = SPEC_BY_NAME
             self._unknown_keys = sorted(set(self.config.keys) - set(known))
             configured = {k: v for k, v in self.config.keys.items() if k in known}
         keymap = startup_keymap(self.is_web, configured)
         if keymap:
             self.set_keymap(keymap)
         self._spinner = self.set_interval(0.1, self._tick, pause=True)
-        self._main = MainScreen()
+        self._main = MainScreen(self)
         return self._main
 
     def set_keymap(self, keymap: Keymap) -> None:
@@ -185,7 +180,7 @@ class DshApp(KeyGateApp):
         if self._unknown_keys:
             self.say(f"[keys] in the config names unknown actions: "
                      f"{', '.join(self._unknown_keys)}. "
-                     f"Known: {', '.join(sorted(default_bindings()))}", "warning", timeout=12)
+                     f"Known: {', '.join(sorted(SPEC_BY_NAME))}", "warning", timeout=12)
         self._theme_ready = True
         if self._unknown_theme:
             self.say(f'Unknown theme "{self._unknown_theme}"; using "dark". '

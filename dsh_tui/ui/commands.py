@@ -8,31 +8,43 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, runtime_checkable
 
+from textual.app import App
 from textual.command import CommandPalette, DiscoveryHit, Hit, Hits, Provider, SearchIcon
 from textual.content import Content
 from textual.markup import escape
 
-from .keys import ACTIONS, keys_for
+from .bindings import keys_for
+from .keys import ACTIONS
+from .screens.main import MainScreen
+from .state.bridge import Bridge
 from .state.text import visible_label
-
-if TYPE_CHECKING:
-    from .app import DshApp
 
 PALETTE_ICON = "›"
 """Textual's palette shows 🔎: a two-cell colour emoji, or an empty box in a browser's font."""
+
+
+@runtime_checkable
+class PaletteHost(Protocol):
+    """What the palette needs of the app (`DshApp`): where actions run, and the agents."""
+
+    @property
+    def bridge(self) -> Bridge: ...
+
+    @property
+    def main(self) -> MainScreen: ...
+
+    def run_palette_action(self, name: str) -> None: ...
 
 
 class DshCommands(Provider):
     """The command palette: every action with its key, themes, and agents to jump to."""
 
     def _commands(self) -> Iterable[tuple[str, str, Callable[[], Any]]]:
-        from .app import DshApp
-
         app = self.app
-        assert isinstance(app, DshApp)
-        return _commands_of(app)
+        assert isinstance(app, PaletteHost)
+        return _commands_of(app, app)
 
     async def discover(self) -> Hits:
         for title, help_text, callback in self._commands():
@@ -47,17 +59,20 @@ class DshCommands(Provider):
                           help=escape(help_text))
 
 
-def _commands_of(app: DshApp) -> Iterable[tuple[str, str, Callable[[], Any]]]:
+def _commands_of(app: App[Any],
+                 host: PaletteHost) -> Iterable[tuple[str, str, Callable[[], Any]]]:
+    """The palette's rows; `app` and `host` are the one app, seen as Textual's App and as
+    what the palette needs of this one."""
     for spec in ACTIONS:
         keys = " / ".join(keys_for(app, spec.name))
         title = f"{spec.title}  ({keys})" if keys else spec.title
-        yield title, spec.help, partial(app.run_palette_action, spec.name)
+        yield title, spec.help, partial(host.run_palette_action, spec.name)
     for name in sorted(app.available_themes):
         yield f"theme: {name}", "Switch to this theme (remembered)", \
             partial(setattr, app, "theme", name)
-    for view in list(app.bridge.views.values()):
+    for view in list(host.bridge.views.values()):
         yield f"agent: {view.name}", f"Select {visible_label(view.id)}", \
-            partial(app.main.select_agent, view.id, focus_tree=True)
+            partial(host.main.select_agent, view.id, focus_tree=True)
 
 
 class Palette(CommandPalette):

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 
 from textual import keys as textual_keys
+from textual.binding import Binding
 
 MODIFIERS = frozenset({"ctrl", "shift", "alt", "meta", "super", "hyper"})
 
@@ -79,26 +80,32 @@ def keymap_problems(keymap: Mapping[str, str], known_ids: Iterable[str]) -> list
     return problems
 
 
-def binding_ids() -> set[str]:
-    """Every binding id the app, its widgets and its screens declare (found by walking the
-    `screens` and `widgets` packages, so a new screen's keys are known without a list)."""
+def declared_bindings() -> dict[str, list[Binding]]:
+    """Binding id → every Binding declared with it, on the app and on each class of the
+    `screens` and `widgets` packages (walked, so a new screen's keys are known without
+    a list)."""
     import importlib
     import pkgutil
 
-    from textual.binding import Binding
-
     from . import screens, widgets
-    from .keys import ACTIONS, binding_sources
+    from .app import DshApp
 
-    classes: list[type] = list(binding_sources())
+    classes: list[type] = [DshApp]
     for package in (screens, widgets):
         for info in pkgutil.iter_modules(package.__path__):
             module = importlib.import_module(f"{package.__name__}.{info.name}")
             classes += [value for value in vars(module).values()
                         if isinstance(value, type) and getattr(value, "BINDINGS", None)]
-    ids = {spec.name for spec in ACTIONS}
-    for cls in classes:
+    found: dict[str, list[Binding]] = {}
+    for cls in dict.fromkeys(classes):
         for binding in getattr(cls, "BINDINGS", []):
             if isinstance(binding, Binding) and binding.id:
-                ids.add(binding.id)
-    return ids
+                found.setdefault(binding.id, []).append(binding)
+    return found
+
+
+def binding_ids() -> set[str]:
+    """Every action id a `[keys]` entry may name: the registry's, and the dialogs' own."""
+    from .keys import SPEC_BY_NAME
+
+    return set(SPEC_BY_NAME) | set(declared_bindings())

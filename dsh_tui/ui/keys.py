@@ -1,107 +1,119 @@
-"""The action registry: every action's pinned name, where it works and what it does.
+"""The action registry as plain data: every action's pinned id, default key, help and area.
 
-Bindings live on the widget where a key makes sense (the composer sends, the
-inbox edits, the tree spawns); this table is what the help screen and the command
-palette read, so both always show the key a person actually has, after the
-config's `[keys]` remapping.
+One row per action a person can run from the main screen or anywhere in the app: the
+id (the binding id, the action's name and the config's `[keys]` name; pinned, never
+renamed), its default key(s), the footer label, the help text (the binding's tooltip),
+and the area the help screen and palette group it under. Widgets and screens build
+their Bindings from these rows (`bindings.bind`); this module imports nothing of the
+UI, so every part of it can read the table without an import circle.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
-from typing import TYPE_CHECKING, Any
-
-from textual.binding import Binding
-
-if TYPE_CHECKING:
-    from textual.app import App
 
 
 @dataclass(frozen=True, slots=True)
 class ActionSpec:
-    """An action as help and the palette list it: its pinned name, a title, the area it
-    belongs to (Composer | Inbox | Agents | Transcript | Event log | App). What it does is
-    the `tooltip` of its Binding, the one place that text is written."""
+    """An action as help, the palette and its Binding know it. `key` is Textual's key
+    string (comma-separated alternatives); `label` is the footer's word for it; `help`
+    says what it does (the Binding's tooltip, so the footer shows it on hover too)."""
 
     name: str
     title: str
     area: str
-
-    @property
-    def help(self) -> str:
-        """The action's Binding tooltip (the footer shows it on hover too)."""
-        binding = default_bindings().get(self.name)
-        return binding.tooltip if binding is not None else ""
+    key: str
+    label: str
+    help: str
 
 
 ACTIONS: tuple[ActionSpec, ...] = (
-    ActionSpec("followup", "Send as follow-up", "Composer"),
-    ActionSpec("steer", "Send as steer", "Composer"),
-    ActionSpec("inject", "Send as injected context", "Composer"),
-    ActionSpec("newline", "Insert a newline", "Composer"),
-    ActionSpec("delete_word", "Delete the word before the cursor", "Composer"),
-    ActionSpec("edit_item", "Edit queued item", "Inbox"),
-    ActionSpec("remove_item", "Remove queued item", "Inbox"),
-    ActionSpec("move_item_up", "Move item up", "Inbox"),
-    ActionSpec("move_item_down", "Move item down", "Inbox"),
-    ActionSpec("move_item_lane", "Change item lane", "Inbox"),
-    ActionSpec("undo_discard", "Undo remove", "Inbox"),
-    ActionSpec("clear_inbox", "Clear inbox", "Inbox"),
-    ActionSpec("spawn_child", "Spawn child agent", "Agents"),
-    ActionSpec("rename_agent", "Rename agent", "Agents"),
-    ActionSpec("dispose_agent", "Dispose agent", "Agents"),
-    ActionSpec("toggle_breakpoint", "Break before each step", "Agents"),
-    ActionSpec("breakpoint_continue", "Continue at breakpoint", "Agents"),
-    ActionSpec("restore_unsent", "Put back unsent messages", "Inbox"),
-    ActionSpec("new_agent", "New root agent", "App"),
-    ActionSpec("cancel_keep_inbox", "Stop (keep inbox)", "App"),
-    ActionSpec("interrupt", "Stop or quit", "App"),
-    ActionSpec("cancel_clear", "Stop and clear inbox", "App"),
-    ActionSpec("toggle_event_log", "Event log", "App"),
-    ActionSpec("toggle_agents", "Agents pane", "App"),
-    ActionSpec("toggle_inbox", "Inbox pane", "App"),
-    ActionSpec("zoom_transcript", "Zoom the transcript", "App"),
-    ActionSpec("help", "Help", "App"),
-    ActionSpec("change_theme", "Change theme", "App"),
-    ActionSpec("sessions", "Past sessions", "App"),
-    ActionSpec("toggle_reasoning", "Expand reasoning", "Transcript"),
-    ActionSpec("toggle_tools", "Expand tool calls", "Transcript"),
-    ActionSpec("follow", "Follow the tail", "Transcript"),
-    ActionSpec("load_older", "Load older items", "Transcript"),
-    ActionSpec("search", "Search the transcript", "Transcript"),
-    ActionSpec("event_log_scope", "Event log: all agents", "Event log"),
-    ActionSpec("quit", "Quit", "App"),
+    ActionSpec("followup", "Send as follow-up", "Composer", "enter", "Follow-up",
+               "Queue the composer text for the next turn (enter on an empty composer delivers "
+               "work kept after a stop)"),
+    ActionSpec("steer", "Send as steer", "Composer", "ctrl+s", "Steer",
+               "Deliver the text at the next step of the running turn (wakes an idle agent)"),
+    ActionSpec("inject", "Send as injected context", "Composer", "ctrl+t", "Inject",
+               "Add context for the next step without waking the agent"),
+    ActionSpec("newline", "Insert a newline", "Composer", "ctrl+j,shift+enter", "Newline",
+               "A line break in the composer"),
+    ActionSpec("delete_word", "Delete the word before the cursor", "Composer",
+               "ctrl+w,alt+backspace", "Delete word",
+               "In the composer (a browser keeps ctrl+w to close the tab: alt+backspace)"),
+    ActionSpec("edit_item", "Edit queued item", "Inbox", "enter", "Edit",
+               "Edit the highlighted inbox item in place (same id)"),
+    ActionSpec("remove_item", "Remove queued item", "Inbox", "delete", "Remove",
+               "Remove the highlighted inbox item (ctrl+z in the inbox undoes)"),
+    ActionSpec("move_item_up", "Move item up", "Inbox", "shift+up", "Move up",
+               "Move the highlighted item earlier"),
+    ActionSpec("move_item_down", "Move item down", "Inbox", "shift+down", "Move down",
+               "Move the highlighted item later"),
+    ActionSpec("move_item_lane", "Change item lane", "Inbox", "shift+right", "Lane",
+               "Cycle the highlighted item: follow-up \u2192 steer \u2192 inject \u2192 follow-up"),
+    ActionSpec("undo_discard", "Undo remove", "Inbox", "ctrl+z", "Undo",
+               "Put the last removed items back where they were"),
+    ActionSpec("clear_inbox", "Clear inbox", "Inbox", "shift+delete", "Clear",
+               "Remove every pending item of the selected agent (asks first)"),
+    ActionSpec("spawn_child", "Spawn child agent", "Agents", "ctrl+k", "Spawn child",
+               "Create an agent owned by the selected one"),
+    ActionSpec("rename_agent", "Rename agent", "Agents", "f6", "Rename",
+               "Name the selected agent (kept in its log; shown in the tree, the composer, the "
+               "transcript title, the sessions list and exports)"),
+    ActionSpec("dispose_agent", "Dispose agent", "Agents", "delete", "Dispose",
+               "Dispose the selected agent and its children (asks first)"),
+    ActionSpec("toggle_breakpoint", "Break before each step", "Agents", "f7", "Breakpoint",
+               "Stop the selected agent before each step and show what the step will send from "
+               "its inbox: continue, skip the step, or remove the breakpoint"),
+    ActionSpec("breakpoint_continue", "Continue at breakpoint", "Agents", "f8", "Continue",
+               "Let the selected agent, paused at its breakpoint, send its step (with your "
+               "edits); the panel under its transcript also offers skip and remove"),
+    ActionSpec("restore_unsent", "Put back unsent messages", "Inbox", "ctrl+u", "Put back",
+               "Put messages an ended turn claimed but never sent (a stop, a skipped step) back "
+               "at the head of their lane, same text and id"),
+    ActionSpec("new_agent", "New root agent", "App", "ctrl+n", "New agent",
+               "Create a new top-level agent"),
+    ActionSpec("cancel_keep_inbox", "Stop (keep inbox)", "App", "escape", "Stop",
+               "Cancel the running turn; pending items stay, paused"),
+    ActionSpec("interrupt", "Stop or quit", "App", "ctrl+c", "Stop",
+               "Stop the selected running agent keeping its inbox; on an idle one, press twice "
+               "to quit (first copies selected text, if any)"),
+    ActionSpec("cancel_clear", "Stop and clear inbox", "App", "ctrl+l", "Stop+clear",
+               "Cancel the running turn and discard pending items (asks first)"),
+    ActionSpec("toggle_event_log", "Event log", "App", "f2", "Events",
+               "Show or hide the event log"),
+    ActionSpec("toggle_agents", "Agents pane", "App", "ctrl+b", "Agents",
+               "Show or hide the agent tree (hidden by default below 100 columns)"),
+    ActionSpec("toggle_inbox", "Inbox pane", "App", "ctrl+o", "Inbox",
+               "Show or hide the inbox (hidden by default below 100 columns; the transcript "
+               "title keeps its counts)"),
+    ActionSpec("zoom_transcript", "Zoom the transcript", "App", "f9", "Zoom",
+               "Hide both side panes so the transcript takes the width, or bring them back"),
+    ActionSpec("help", "Help", "App", "f1", "Help",
+               "This screen: every key and what it does"),
+    ActionSpec("change_theme", "Change theme", "App", "f4", "Theme",
+               "Pick a theme (remembered)"),
+    ActionSpec("sessions", "Past sessions", "App", "f3", "Sessions",
+               "List saved sessions and resume one"),
+    ActionSpec("toggle_reasoning", "Expand reasoning", "Transcript", "ctrl+r", "Reasoning",
+               "Expand or collapse every reasoning block"),
+    ActionSpec("toggle_tools", "Expand tool calls", "Transcript", "ctrl+e", "Tool details",
+               "Expand or collapse tool arguments and results"),
+    ActionSpec("follow", "Follow the tail", "Transcript", "end", "Follow",
+               "Scroll to the end and keep following"),
+    ActionSpec("load_older", "Load older items", "Transcript", "home", "Older",
+               "Show the page of items before the first"),
+    ActionSpec("search", "Search the transcript", "Transcript", "ctrl+f", "Search",
+               "Find text in the selected agent's transcript, however far back: enter or up goes"
+               " to the older match, down to the newer, escape closes"),
+    ActionSpec("event_log_scope", "Event log: all agents", "Event log", "ctrl+a", "All agents",
+               "Toggle the event log between the selected agent and all"),
+    ActionSpec("quit", "Quit", "App", "ctrl+q", "Quit",
+               "Leave dsh-tui: running turns stop, every inbox is kept (--resume brings them "
+               "back)"),
 )
 
 SPEC_BY_NAME = {spec.name: spec for spec in ACTIONS}
 AREA_ORDER = ("Composer", "Inbox", "Agents", "Transcript", "Event log", "App")
-
-
-def binding_sources() -> list[type[Any]]:
-    """The classes whose BINDINGS hold the registry's actions."""
-    from .app import DshApp
-    from .screens.main import MainScreen
-    from .widgets.agent_tree import AgentTree
-    from .widgets.composer import Composer
-    from .widgets.event_log import EventLog
-    from .widgets.inbox import InboxView
-    from .widgets.transcript import Transcript
-
-    return [Composer, InboxView, AgentTree, Transcript, EventLog, MainScreen, DshApp]
-
-
-@cache
-def default_bindings() -> dict[str, Binding]:
-    """Binding id → Binding, as declared (before any keymap; the first declaration of an
-    id, in `binding_sources` order, is the one that carries its tooltip). Made once: the
-    classes' BINDINGS do not change while the program runs."""
-    found: dict[str, Binding] = {}
-    for cls in binding_sources():
-        for binding in cls.BINDINGS:
-            if isinstance(binding, Binding) and binding.id:
-                found.setdefault(binding.id, binding)
-    return found
 
 
 BROWSER_KEYS: dict[str, str] = {"inject": "alt+t", "new_agent": "alt+n",
@@ -129,23 +141,19 @@ def startup_keymap(web: bool, configured: dict[str, str]) -> dict[str, str]:
     return {**(BROWSER_KEYS if web else {}), **configured}
 
 
-def bound_keys(app: App[Any], action: str) -> list[str]:
-    """The key names bound to `action` that work where the app runs, after the keymap."""
-    binding = default_bindings().get(action)
-    if binding is None:
+def bound_keys(app: object, action: str) -> list[str]:
+    """The key names bound to `action` that work where `app` runs, after its keymap (the
+    app's `keymap`, set by `DshApp.set_keymap`; a served app's `is_web` hides the keys a
+    browser keeps)."""
+    spec = SPEC_BY_NAME.get(action)
+    if spec is None:
         return []
-    spec = getattr(app, "keymap", {}).get(action, binding.key)
+    keys = getattr(app, "keymap", {}).get(action, spec.key)
     hidden = UNTOLD | (BROWSER_KEPT if getattr(app, "is_web", False) else frozenset())
-    return [key for key in (k.strip() for k in spec.split(",")) if key and key not in hidden]
+    return [key for key in (k.strip() for k in keys.split(",")) if key and key not in hidden]
 
 
-def keys_for(app: App[Any], action: str) -> list[str]:
-    """The keys bound to `action` right now, as the footer would show them (only those
-    that work where the app runs: not a key the browser keeps, not shift+enter)."""
-    return [app.get_key_display(Binding(key, action)) for key in bound_keys(app, action)]
-
-
-def key_name(app: App[Any], action: str) -> str:
+def key_name(app: object, action: str) -> str:
     """The first working key of `action` as prose names it (`alt+t`), for hints."""
     keys = bound_keys(app, action)
     return keys[0] if keys else "the palette (ctrl+p)"

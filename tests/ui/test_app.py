@@ -46,15 +46,20 @@ PINNED = ("followup", "steer", "inject", "newline", "cancel_keep_inbox", "cancel
 
 
 def test_every_pinned_action_has_a_binding_with_its_id() -> None:
-    from dsh_tui.ui.keys import default_bindings
+    from dsh_tui.ui.keycheck import declared_bindings
+    from dsh_tui.ui.keys import SPEC_BY_NAME
 
-    bindings = default_bindings()
+    declared = declared_bindings()
     for name in PINNED:
-        assert name in bindings, name
-        # a pane's key names the action where it is implemented: `screen.followup`
-        assert bindings[name].action in (name, f"screen.{name}"), bindings[name].action
-        assert bindings[name].id == name
+        assert name in declared, name
+        for binding in declared[name]:
+            # a pane's key names the action where it is implemented: `screen.followup`
+            assert binding.action in (name, f"screen.{name}"), binding.action
+            assert binding.key == SPEC_BY_NAME[name].key
     assert {spec.name for spec in ACTIONS} >= set(PINNED)
+    # every registry row is bound somewhere, and every binding of the main screen's world
+    # is a registry row (help and the palette list exactly what the keys do)
+    assert set(SPEC_BY_NAME) <= set(declared)
 
 
 async def test_the_bridges_flush_timer_fires_however_short_its_delay() -> None:

@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 
 from dsh_tui.llm.scripted import Reply
-from dsh_tui.ui.screens import main as main_screen
+from dsh_tui.ui.controllers import selection
 
 from .conftest import SIZE, add_agent, make_app, msg, screen_text, settle, wait_until, world
 
 
 async def test_a_silent_model_is_shown_as_waited_on_and_escape_stops_it(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(main_screen, "WAITING_SHOWN_AFTER_S", 0)
+    monkeypatch.setattr(selection, "WAITING_SHOWN_AFTER_S", 0)
     ctx, _ = world([Reply(hang=True)])  # the request is sent; nothing ever comes back
     agent = await add_agent(ctx, "silent", "silent")
     app = make_app(ctx)
@@ -43,7 +43,7 @@ async def test_at_60x20_the_title_keeps_name_state_wait_and_counts_in_sight(
     """At 60 columns the inbox pane is folded away and its counts live in the transcript's
     title; the waiting notice used to push them past the border into Textual's ellipsis.
     The title gets shorter part by part instead: name, state, wait and counts all show."""
-    monkeypatch.setattr(main_screen, "WAITING_SHOWN_AFTER_S", 0)
+    monkeypatch.setattr(selection, "WAITING_SHOWN_AFTER_S", 0)
     ctx, _ = world([Reply(hang=True)])
     agent = await add_agent(ctx, "silent", "a silent planner")
     app = make_app(ctx)

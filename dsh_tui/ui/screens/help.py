@@ -15,7 +15,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ..keys import ACTIONS, AREA_ORDER, keys_for
+from ..bindings import keys_for
+from ..keys import ACTIONS, AREA_ORDER
 from ..widgets.blocks import lane_badge
 
 LEGEND: tuple[tuple[str, str], ...] = (

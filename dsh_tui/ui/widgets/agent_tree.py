@@ -13,11 +13,12 @@ from typing import Any, ClassVar
 
 from rich.style import Style
 from rich.text import Text
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from ..bindings import bind
 from ..panekeys import PaneKeys
 from ..state.agent_view import AgentView
 from ..state.text import visible_label
@@ -43,13 +44,9 @@ class AgentTree(PaneKeys, KeepLinesOnHeight, Tree[str]):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+k", "screen.spawn_child", "Spawn child", id="spawn_child",
-                tooltip="Create an agent owned by the selected one"),
-        Binding("delete", "screen.dispose_agent", "Dispose", id="dispose_agent",
-                tooltip="Dispose the selected agent and its children (asks first)"),
-        Binding("f7", "screen.toggle_breakpoint", "Breakpoint", id="toggle_breakpoint",
-                tooltip="Stop the selected agent before each step and show what the step will "
-                        "send from its inbox: continue, skip the step, or remove the breakpoint"),
+        bind("spawn_child", action="screen.spawn_child"),
+        bind("dispose_agent", action="screen.dispose_agent"),
+        bind("toggle_breakpoint", action="screen.toggle_breakpoint"),
     ]
 
     HELP = "Agents and the sub-agents they own. The highlighted agent is the one the " \

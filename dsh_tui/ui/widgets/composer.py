@@ -18,13 +18,14 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from textual import events
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.geometry import Region
 from textual.message import Message
 from textual.strip import Strip
 from textual.widgets import TextArea
 from textual.widgets.text_area import Edit, EditResult
 
+from ..bindings import bind
 from ..keypaint import KeyPaint
 from ..panekeys import run_bound_key
 from ..state.text import visible_input
@@ -80,21 +81,12 @@ class SafeTextArea(TextArea):
 
 class Composer(SafeTextArea):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "screen.followup", "Follow-up", id="followup", priority=False,
-                tooltip="Queue the composer text for the next turn (enter on an empty composer "
-                        "delivers work kept after a stop)"),
-        Binding("ctrl+s", "screen.steer", "Steer", id="steer",
-                tooltip="Deliver the text at the next step of the running turn (wakes an idle "
-                        "agent)"),
-        Binding("ctrl+t", "screen.inject", "Inject", id="inject",
-                tooltip="Add context for the next step without waking the agent"),
-        Binding("ctrl+j,shift+enter", "newline", "Newline", id="newline", show=False,
-                tooltip="A line break in the composer"),
+        bind("followup", action="screen.followup"),
+        bind("steer", action="screen.steer"),
+        bind("inject", action="screen.inject"),
+        bind("newline", show=False),
         # A browser sends alt+backspace as ESC DEL, which Textual reads as ctrl+w.
-        Binding("ctrl+w,alt+backspace", "delete_word", "Delete word", id="delete_word",
-                show=False,
-                tooltip="In the composer (a browser keeps ctrl+w to close the tab: "
-                        "alt+backspace)"),
+        bind("delete_word", show=False),
     ]
 
     HELP = "Type a message for the selected agent. enter: follow-up (queued for the next " \

@@ -18,13 +18,14 @@ from typing import Any, ClassVar
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.geometry import Region
 from textual.reactive import Reactive, var
 from textual.widget import Widget
 from textual.widgets import Checkbox, Input, Log
 
+from ..bindings import bind
 from ..state.bridge import Bridge, LogEntry
 from ..state.text import compact_json, short_id, visible, visible_label
 
@@ -130,8 +131,7 @@ class EventLog(Vertical):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+a", "toggle_scope", "All agents", id="event_log_scope",
-                tooltip="Toggle the event log between the selected agent and all"),
+        bind("event_log_scope", action="toggle_scope"),
     ]
 
     shown = var(False, toggle_class="-visible")

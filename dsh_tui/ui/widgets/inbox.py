@@ -18,12 +18,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.content import Content
 from textual.geometry import Region
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from ..bindings import bind
 from ..panekeys import PaneKeys
 from ..state.agent_view import AgentView
 from ..state.inbox_rows import InboxRow, inbox_rows
@@ -96,23 +97,14 @@ class InboxView(PaneKeys, KeepLinesOnHeight, ScrollsWithoutLayout, OptionList):
     """An OptionList of inbox rows; option ids are `msg:<id>`, `tomb:<n>`, `hdr:<target>`."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "screen.edit_item", "Edit", id="edit_item",
-                tooltip="Edit the highlighted inbox item in place (same id)"),
-        Binding("delete", "screen.remove_item", "Remove", id="remove_item",
-                tooltip="Remove the highlighted inbox item (ctrl+z in the inbox undoes)"),
-        Binding("shift+up", "screen.move_item_up", "Move up", id="move_item_up",
-                tooltip="Move the highlighted item earlier"),
-        Binding("shift+down", "screen.move_item_down", "Move down", id="move_item_down",
-                tooltip="Move the highlighted item later"),
-        Binding("shift+right", "screen.move_item_lane", "Lane", id="move_item_lane",
-                tooltip="Cycle the highlighted item: follow-up → steer → inject → follow-up"),
-        Binding("ctrl+z", "screen.undo_discard", "Undo", id="undo_discard",
-                tooltip="Put the last removed items back where they were"),
-        Binding("shift+delete", "screen.clear_inbox", "Clear", id="clear_inbox",
-                tooltip="Remove every pending item of the selected agent (asks first)"),
-        Binding("ctrl+u", "screen.restore_unsent", "Put back", id="restore_unsent", show=False,
-                tooltip="Put messages an ended turn claimed but never sent (a stop, a skipped "
-                        "step) back at the head of their lane, same text and id"),
+        bind("edit_item", action="screen.edit_item"),
+        bind("remove_item", action="screen.remove_item"),
+        bind("move_item_up", action="screen.move_item_up"),
+        bind("move_item_down", action="screen.move_item_down"),
+        bind("move_item_lane", action="screen.move_item_lane"),
+        bind("undo_discard", action="screen.undo_discard"),
+        bind("clear_inbox", action="screen.clear_inbox"),
+        bind("restore_unsent", action="screen.restore_unsent", show=False),
     ]
 
     HELP = "The selected agent's pending messages. NEXT STEP is delivered at the next " \

@@ -25,13 +25,14 @@ from typing import Any, ClassVar
 from weakref import WeakSet
 
 from textual import events
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.geometry import Region, Size
 from textual.widget import Widget
 from textual.widgets import Static
 
+from ..bindings import bind
 from ..keys import key_name
 from ..offscreen import release
 from ..panekeys import PaneKeys
@@ -106,17 +107,11 @@ class Transcript(PaneKeys, VerticalScroll):
     farther blocks drop them (`offscreen.release`) and render again if scrolled back to."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+r", "toggle_reasoning", "Reasoning", id="toggle_reasoning",
-                tooltip="Expand or collapse every reasoning block"),
-        Binding("ctrl+e", "toggle_tools", "Tool details", id="toggle_tools",
-                tooltip="Expand or collapse tool arguments and results"),
-        Binding("end", "follow", "Follow", id="follow",
-                tooltip="Scroll to the end and keep following"),
-        Binding("home", "load_older", "Older", id="load_older",
-                tooltip="Show the page of items before the first"),
-        Binding("ctrl+f", "screen.search", "Search", id="search",
-                tooltip="Find text in the selected agent's transcript, however far back: enter "
-                        "or up goes to the older match, down to the newer, escape closes"),
+        bind("toggle_reasoning"),
+        bind("toggle_tools"),
+        bind("follow"),
+        bind("load_older"),
+        bind("search", action="screen.search"),
     ]
 
     HELP = "Scroll with the arrows or the mouse; the transcript follows new output until " \

@@ -1,0 +1,1 @@
+"""One controller per job of the main screen (see `screens/main.py` and `seams.py`)."""

@@ -1,0 +1,74 @@
+"""Editing one message: the single path the inbox (a queued item) and the breakpoint
+panel (the step's message) both open the edit dialog through.
+
+The caller says how a save is written and what to say after it; sending the text as
+a new message instead, and telling the dialog when the agent took a watched item,
+happen here once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from dsh_tui.harness import Agent, UserMessage
+
+from ..screens.edit import EditScreen
+from .seams import Screenside, Selection, World
+from .sending import LANE_PHRASE, Sending
+
+
+class Host(World, Selection, Screenside, Protocol):
+    """What editing needs of the screen."""
+
+
+class Editing:
+    """Opens the edit dialog; remembers the one watched for a claim (`check`)."""
+
+    def __init__(self, host: Host, sending: Sending) -> None:
+        self.host = host
+        self.sending = sending
+        self._watched: tuple[EditScreen, str, str] | None = None
+
+    def edit(self, agent: Agent, message: UserMessage, lane: str, save: Callable[[str], bool],
+             *, saved: str, saved_timeout: float = 5, what: str = "Edit queued message",
+             watch: bool = False, refocus: Callable[[], None]) -> None:
+        """Edit `message` of `agent` in a dialog. `save(text)` writes the edit (False: it
+        could not, the item is gone); `saved` is said after a save; `watch` tells the
+        dialog when the agent claims the still-queued message; `refocus` runs when the
+        dialog closes."""
+        host = self.host
+        name = host.display_name(agent.id)
+
+        def send(text: str, lane: str) -> None:
+            if self.sending.send_text(agent, text, lane):
+                host.say(f"Sent your edited text to {name} as {LANE_PHRASE[lane]}.")
+
+        screen = EditScreen(agent_name=name, message=message, lane=lane, on_save=save,
+                            on_send=send, what=what)
+        if watch:
+            self._watched = (screen, agent.id, message.id)
+
+        def done(result: str | None) -> None:
+            if watch:
+                self._watched = None
+            if result == "saved":
+                host.say(saved, timeout=saved_timeout)
+            refocus()
+
+        host.ask(screen, done)
+        self.check()
+
+    def check(self) -> None:
+        """Tell an open edit dialog when the agent took (or someone removed) its item."""
+        if self._watched is None:
+            return
+        screen, agent_id, message_id = self._watched
+        view = self.host.bridge.views.get(agent_id)
+        if view is None:
+            screen.mark_claimed()
+            return
+        if message_id in view.claimed:
+            screen.mark_claimed(view.claimed[message_id])
+        elif view.agent.inbox.get(message_id) is None:
+            screen.mark_claimed()

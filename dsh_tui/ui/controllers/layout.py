@@ -1,0 +1,96 @@
+"""Layout: which panes show (the tree, the inbox, the event log, the zoomed transcript),
+and where the focus goes when a pane folds away or the screen is resized.
+
+The pane classes (`-show-tree`, `-hide-inbox`, …) are the app's, so a dialog on top
+keeps them; `screens/main.tcss` turns them into widths.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from textual.css.query import NoMatches
+from textual.widget import Widget
+
+from .seams import Panes, Screenside, Selection
+
+
+class Host(Panes, Selection, Screenside, Protocol):
+    """What layout needs of the screen."""
+
+
+class Layout:
+    """Pane toggles, zoom, and keeping the focus in sight."""
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+
+    def toggle_event_log(self) -> None:
+        host = self.host
+        log = host.event_log
+        log.shown = not log.shown
+        host.event_log_room.display = log.shown
+        if log.shown:
+            log.agent_id = host.selected_id
+            log.reload()  # once (show_agent would reload as well)
+
+    def event_log_scope(self) -> None:
+        if not self.host.event_log.shown:
+            self.toggle_event_log()
+        self.host.event_log.action_toggle_scope()
+
+    def toggle_pane(self, name: str, widget: Widget) -> None:
+        """Show or hide a side pane; on a narrow screen only one side pane is open at once,
+        so the transcript keeps the rest of the width."""
+        host = self.host
+        shown = not widget.display
+        app = host.app  # the pane classes are the app's: they survive a dialog on top
+        app.set_class(shown, f"-show-{name}")
+        app.set_class(not shown, f"-hide-{name}")
+        if shown and host.has_class("-narrow"):
+            other = "inbox" if name == "tree" else "tree"
+            app.remove_class(f"-show-{other}")
+        host.call_after_refresh(self._after_toggle, widget if shown else None)
+
+    def _after_toggle(self, widget: Widget | None) -> None:
+        if widget is not None and widget.display:
+            widget.focus()
+        else:
+            self.keep_focus_visible()
+        self.host.update_titles()
+
+    def keep_focus_visible(self) -> None:
+        """Focus never stays in a pane that was folded away: it goes to the composer."""
+        host = self.host
+        if not host.is_active:
+            return  # a dialog is open: it owns the focus
+        focused = host.focused
+        if focused is None or any(not node.display for node in focused.ancestors_with_self
+                                  if isinstance(node, Widget)):
+            host.composer.focus()  # Textual blurs a widget that is hidden: focus is lost
+
+    def toggle_agents(self) -> None:
+        self.toggle_pane("tree", self.host.agent_tree)
+
+    def toggle_inbox(self) -> None:
+        self.toggle_pane("inbox", self.host.inbox)
+
+    def zoom_transcript(self) -> None:
+        """Hide both side panes (the transcript takes the width), or bring them back."""
+        host = self.host
+        zoomed = not host.agent_tree.display and not host.inbox.display
+        app = host.app
+        for name in ("tree", "inbox"):
+            app.set_class(zoomed, f"-show-{name}")
+            app.set_class(not zoomed, f"-hide-{name}")
+        if zoomed and host.has_class("-narrow"):
+            app.remove_class("-show-tree")  # one side pane at a time on a narrow screen
+        host.call_after_refresh(self._after_toggle, None)
+
+    def after_resize(self) -> None:
+        """The center column changed size: titles and focus follow the panes now shown."""
+        try:
+            self.host.update_titles()
+            self.keep_focus_visible()
+        except NoMatches:
+            pass
