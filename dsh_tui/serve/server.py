@@ -21,6 +21,9 @@ from aiohttp.typedefs import Middleware
 from dsh_tui.harness.safe_text import one_line
 from dsh_tui.serve.guard import (
     COOKIE_LIFETIME_S,
+    FOREIGN_HOST,
+    FOREIGN_ORIGIN,
+    NO_HOST,
     NOT_SIGNED_IN,
     WILDCARDS,
     WRONG_TOKEN,
@@ -30,6 +33,11 @@ from dsh_tui.serve.guard import (
 from dsh_tui.serve.page import Page
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+LOGGED = {NOT_SIGNED_IN: "no valid cookie", WRONG_TOKEN: "wrong token",
+          FOREIGN_HOST: "host not trusted", FOREIGN_ORIGIN: "another site's page",
+          NO_HOST: "no Host header"}
+"""Why a request was refused, as the server's own log says it (the answer says more)."""
 
 SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
@@ -81,8 +89,16 @@ class RefusalLog:
         more = f" (and {self._held} more refused)" if self._held else ""
         self._last, self._held = now, 0
         where = one_line(f"{request.method} {request.path}", 120)
-        print(f"dsh-tui serve: refused {where} from {request.remote} ({status}): "
-              f"{reason.split(':')[0]}{more}", file=sys.stderr, flush=True)
+        why = LOGGED.get(reason, reason)
+        if reason == FOREIGN_HOST:
+            why += f" ({one_line(request.headers.get('Host', ''), 80)}; --trusted-host NAME)"
+        elif reason == FOREIGN_ORIGIN:
+            origin = request.headers.get("Origin")
+            site = request.headers.get("Sec-Fetch-Site")
+            why += (f" (Origin {one_line(origin, 80)})" if origin
+                    else f" (Sec-Fetch-Site {one_line(site or '', 20)})")
+        print(f"dsh-tui serve: refused {where} from {request.remote} ({status}): {why}{more}",
+              file=sys.stderr, flush=True)
 
 
 def _refused(status: int, reason: str) -> web.Response:

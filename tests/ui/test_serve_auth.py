@@ -128,7 +128,8 @@ async def test_foreign_hosts_origins_and_sites_are_refused_even_signed_in(tmp_pa
         served.stop()
     # Refusals are reported on stderr, without the token or the query it travels in.
     err = served.stderr.read_text()
-    assert "refused GET / from 127.0.0.1 (403)" in err and token not in err
+    assert "refused GET / from 127.0.0.1 (403): host not trusted (evil.example:" in err
+    assert token not in err
 
 
 async def test_signed_in_the_page_its_assets_and_the_socket_work_and_the_token_stays_secret(
