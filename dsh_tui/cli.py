@@ -8,8 +8,9 @@
     dsh-tui sessions [--json]    saved workspaces and sessions, as trees
     dsh-tui export ID|FILE [--format md|jsonl] [-o OUT]
                                  a saved session (or any log) as Markdown or plain JSONL
-    dsh-tui serve [--host H] [--port P]
-                                 the app in a browser (textual-serve): one app per tab
+    dsh-tui serve [--host H] [--port P] [--trusted-host NAME]
+                                 the app in a browser (textual-serve): one app per tab,
+                                 for whoever opens the link with the token it prints
     dsh-tui --version
 
 Imports are deferred: `--version` must answer without loading Textual, and a
@@ -114,6 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1",
                        help="the address to listen on (default 127.0.0.1: this machine only)")
     serve.add_argument("--port", type=int, default=8000, help="default 8000")
+    serve.add_argument("--trusted-host", action="append", metavar="NAME",
+                       help="also answer to this host name (a reverse proxy's, or this "
+                            "machine's name on the network); repeatable")
     for command in (view, sessions, export, serve):
         _global_options(command, after=True)
     return parser
@@ -529,21 +533,25 @@ def serve_app(args: argparse.Namespace) -> int:
     choose_route(args, load_settings(args))
     if not 0 < args.port < 65536:
         raise CliError(f"--port {args.port} is not a TCP port")
+    trusted = [name.strip() for name in args.trusted_host or ()]
+    if any(not name or "/" in name or " " in name for name in trusted):
+        raise CliError("--trusted-host takes a host name or address, as a browser's address "
+                       "bar shows it (no scheme, no path)")
     try:
-        from textual_serve.server import Server
+        import textual_serve  # noqa: F401
+
+        from dsh_tui.serve.server import exposure, serve
     except ImportError:
         raise CliError("serve needs textual-serve: pip install 'dsh-tui[serve]'") from None
-    if args.host not in ("127.0.0.1", "localhost", "::1"):
-        print(f"dsh-tui: serving on {args.host}: anyone who reaches this port can drive your "
-              "agents", file=sys.stderr)
-    import tempfile
-
-    from dsh_tui.serve_page import write_templates
-
+    warning = exposure(args.host, args.cwd or Path.cwd())
+    if warning:
+        print(f"dsh-tui serve: {warning}", file=sys.stderr, flush=True)
     sys.unraisablehook = _quiet_closed_loop(sys.unraisablehook)
-    with tempfile.TemporaryDirectory(prefix="dsh-tui-serve-") as pages:
-        Server(serve_command(args), host=args.host, port=args.port, title="dsh-tui",
-               templates_path=write_templates(Path(pages))).serve()
+    try:
+        serve(serve_command(args), host=args.host, port=args.port, trusted_hosts=trusted)
+    except OSError as error:
+        raise CliError(f"cannot listen on {args.host}:{args.port}: "
+                       f"{error.strerror or error}") from None
     return 0
 
 

@@ -31,18 +31,6 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def get_when_up(base: str) -> httpx.Response:
-    deadline = time.monotonic() + HANG_GUARD_S
-    async with httpx.AsyncClient() as client:
-        while True:
-            try:
-                return await client.get(base + "/")
-            except httpx.TransportError:
-                if time.monotonic() > deadline:
-                    raise
-                await asyncio.sleep(0.1)
-
-
 class ServedTab:
     """One browser tab's websocket, spoken as textual-serve's page speaks it; what the app
     draws goes into a `pyte` screen so a test reads what the person sees."""
@@ -125,20 +113,51 @@ def served_env(tag: str) -> dict[str, str]:
 
 
 class Served:
-    """`dsh-tui serve` on a free port with its own config and data dir."""
+    """`dsh-tui serve` on a free port with its own config and data dir; what it prints goes
+    to files beside them (`stdout`, `stderr`), read for the link it prints."""
 
-    def __init__(self, root: Path, config: str) -> None:
+    def __init__(self, root: Path, config: str, *serve_args: str,
+                 host: str = "127.0.0.1") -> None:
         self.root = root
         self.data = root / "data"
         (root / "config.toml").write_text(config)
         self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
         self.tag = uuid.uuid4().hex
+        self.stdout = root / "serve.stdout"
+        self.stderr = root / "serve.stderr"
         env = served_env(self.tag)
-        self.server = subprocess.Popen(
-            [sys.executable, "-m", "dsh_tui", "--config", str(root / "config.toml"),
-             "--data-dir", str(self.data), "serve", "--port", str(self.port)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
-            start_new_session=True)
+        with self.stdout.open("wb") as out, self.stderr.open("wb") as err:
+            self.server = subprocess.Popen(
+                [sys.executable, "-m", "dsh_tui", "--config", str(root / "config.toml"),
+                 "--data-dir", str(self.data), "serve", "--host", host, "--port",
+                 str(self.port), *serve_args],
+                stdout=out, stderr=err, env=env, start_new_session=True)
+        self._url: str | None = None
+
+    async def url(self) -> str:
+        """The link the server printed (with its token), once it listens."""
+        deadline = time.monotonic() + HANG_GUARD_S
+        while self._url is None:
+            for line in self.stdout.read_text(errors="replace").splitlines():
+                if line.startswith("dsh-tui serve: http"):
+                    self._url = line.removeprefix("dsh-tui serve: ")
+            assert self.server.poll() is None or self._url, \
+                f"serve exited: {self.stderr.read_text(errors='replace')}"
+            assert time.monotonic() < deadline, "serve never printed its link"
+            if self._url is None:
+                await asyncio.sleep(0.05)
+        return self._url
+
+    async def token(self) -> str:
+        return (await self.url()).rsplit("?token=", 1)[1]
+
+    async def cookie(self) -> str:
+        """A `Cookie` header value, from exchanging the printed link's token as a browser."""
+        async with httpx.AsyncClient() as client:
+            answer = await client.get(await self.url())
+        assert answer.status_code == 303, answer.text
+        return answer.headers["set-cookie"].split(";", 1)[0]
 
     def apps(self) -> list[int]:
         """Pids of the apps the server runs (its process group, the server left out)."""
@@ -179,9 +198,11 @@ class Served:
 @contextlib.asynccontextmanager
 async def served_tab(served: Served, cols: int = 120, rows: int = 36,
                      ) -> AsyncIterator[ServedTab]:
-    await get_when_up(f"http://127.0.0.1:{served.port}")
+    """A tab signed in as a browser is (the cookie from the printed link, its own Origin)."""
+    cookie = await served.cookie()
     async with aiohttp.ClientSession() as session, session.ws_connect(
-            f"ws://127.0.0.1:{served.port}/ws?width={cols}&height={rows}") as ws:
+            f"ws://127.0.0.1:{served.port}/ws?width={cols}&height={rows}",
+            headers={"Cookie": cookie}, origin=served.base) as ws:
         tab = ServedTab(ws, cols, rows)
         # What the page sends: its terminal's size once the socket is open, and focus once
         # the first screen is there (dsh-tui's page focuses the terminal then).

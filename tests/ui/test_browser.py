@@ -23,7 +23,7 @@ from urllib.parse import parse_qs, urlparse
 import pyte
 import pytest
 
-from .served import HANG_GUARD_S, Served, get_when_up, served_env
+from .served import HANG_GUARD_S, Served, served_env
 
 CHROMIUM = os.environ.get("DSH_TUI_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -44,8 +44,7 @@ async def open_served(playwright: Any, served: Served, profile: Path, shown: Pag
                       on_socket: Callable[[Any], None] | None = None) -> tuple[Any, Any]:
     """Chromium (headless, or with a window on X `display`) on a fresh profile with the
     served page open and its frames read by `shown` (and `on_socket`): (context, page)."""
-    url = f"http://127.0.0.1:{served.port}/"
-    await get_when_up(url.rstrip("/"))
+    url = await served.url()  # the printed link: its token signs the browser in
     env = served_env(served.tag)
     args = LAUNCH_ARGS
     if display is not None:

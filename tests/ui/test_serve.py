@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -12,6 +13,7 @@ import uuid
 from pathlib import Path
 
 import aiohttp
+import httpx
 import pytest
 
 from dsh_tui import cli
@@ -21,7 +23,6 @@ from .served import (
     Served,
     assert_none_left,
     free_port,
-    get_when_up,
     served_env,
     served_tab,
     tagged,
@@ -50,24 +51,32 @@ def test_serve_refuses_bad_options_in_one_line(tmp_path: Path) -> None:
         assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
 
 
+def test_serve_says_in_one_line_what_it_cannot_serve(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "DEEPSEEK_API_KEY"}
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        for extra in (["--port", str(port)], ["--trusted-host", "https://proxy.example/"]):
+            result = subprocess.run(
+                [sys.executable, "-m", "dsh_tui", "--data-dir", str(tmp_path), "serve",
+                 *extra], capture_output=True, text=True, env=env, timeout=HANG_GUARD_S)
+            assert result.returncode == cli.EXIT_USAGE and result.stdout == ""
+            assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+            assert ("cannot listen" if "--port" in extra else "--trusted-host") in result.stderr
+
+
 async def test_a_browser_tab_gets_a_running_app(tmp_path: Path) -> None:
-    config = tmp_path / "config.toml"
-    config.write_text("demo_speed = 0\n")
-    port = free_port()
-    tag = uuid.uuid4().hex
-    server = subprocess.Popen(
-        [sys.executable, "-m", "dsh_tui", "--config", str(config), "--data-dir",
-         str(tmp_path / "data"), "serve", "--port", str(port)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-        env=served_env(tag))
+    served = Served(tmp_path, "demo_speed = 0\n")
     try:
-        base = f"http://127.0.0.1:{port}"
-        page = await get_when_up(base)
+        cookie = await served.cookie()
+        async with httpx.AsyncClient(headers={"Cookie": cookie}) as client:
+            page = await client.get(served.base + "/")
         assert page.status_code == 200 and "<div>dsh-tui</div>" in page.text
-        assert f"ws://127.0.0.1:{port}/ws" in page.text
         screen = b""
-        async with aiohttp.ClientSession() as session, \
-                session.ws_connect(f"ws://127.0.0.1:{port}/ws?width=120&height=36") as ws:
+        async with aiohttp.ClientSession() as session, session.ws_connect(
+                f"ws://127.0.0.1:{served.port}/ws?width=120&height=36",
+                headers={"Cookie": cookie}) as ws:
             deadline = time.monotonic() + HANG_GUARD_S
             # The app's first screen arrives as terminal output: the tree lists the demo agent.
             while b"demo" not in screen and time.monotonic() < deadline:
@@ -77,16 +86,15 @@ async def test_a_browser_tab_gets_a_running_app(tmp_path: Path) -> None:
                 elif message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED):
                     break
             assert b"demo" in screen
-            assert server.poll() is None
+            assert served.server.poll() is None
             # Stopped as a service manager stops it, the tab still open: the whole group gets
             # SIGTERM, the apps die with the server, and nothing it prints is a traceback.
-            os.killpg(server.pid, signal.SIGTERM)
-        output = server.communicate(timeout=HANG_GUARD_S)[0].decode(errors="replace")
+            os.killpg(served.server.pid, signal.SIGTERM)
+        served.server.wait(timeout=HANG_GUARD_S)
     finally:
-        if server.poll() is None:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
-        assert_none_left(tag)
+        served.stop()
+    output = served.stdout.read_text(errors="replace") + served.stderr.read_text(
+        errors="replace")
     assert "Traceback" not in output
 
 

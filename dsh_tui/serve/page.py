@@ -8,6 +8,9 @@ characters typed before that (the page is up, the app not yet) are held and hand
 terminal when it gets the focus, in order, ahead of what follows.
 It also leaves out the page's web-font link: a font fetched from a third party leaks
 that the page was opened, and offline it only delays the first paint.
+Its addresses are the ones the browser used: assets relative to the page, the websocket
+derived from the page's own location (ws or wss), so the page works through any address
+of the machine or a reverse proxy, never pointing at a bind address such as 0.0.0.0.
 """
 
 from __future__ import annotations
@@ -16,6 +19,18 @@ import re
 from pathlib import Path
 
 TEMPLATE_NAME = "app_index.html"
+
+SOCKET_SCRIPT = """<script>
+/* dsh-tui: the websocket is where this page came from (textual.js reads it on load). */
+(function () {
+  var url = new URL("ws", window.location.href);
+  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+  url.search = "";
+  url.hash = "";
+  document.getElementById("terminal").dataset.sessionWebsocketUrl = url.href;
+})();
+</script>
+"""
 
 FOCUS_SCRIPT = """<script>
 /* dsh-tui: the terminal takes the keyboard as soon as the app is on screen, and what was
@@ -57,20 +72,31 @@ _FONT_LINK = re.compile(r'<link[^>]*fonts\.googleapis\.com[^>]*>\s*', re.IGNOREC
 
 
 def page_template(original: str) -> str:
-    """textual-serve's page template with the focus script and without the web font."""
+    """textual-serve's page template with the socket and focus scripts, without the web
+    font (the scripts go last in the body: after the terminal's element, before `onload`)."""
     page = _FONT_LINK.sub("", original)
+    scripts = SOCKET_SCRIPT + FOCUS_SCRIPT
     marker = page.lower().rfind("</body>")
     if marker < 0:
-        return page + FOCUS_SCRIPT
-    return page[:marker] + FOCUS_SCRIPT + page[marker:]
+        return page + scripts
+    return page[:marker] + scripts + page[marker:]
 
 
-def write_templates(directory: Path) -> Path:
-    """Write the page into `directory` (a textual-serve `templates_path`) and return it."""
-    import textual_serve
+class Page:
+    """The page, rendered per request from textual-serve's template: relative asset URLs,
+    the websocket set by the page's script, the font size the URL asks for."""
 
-    original = (Path(textual_serve.__file__).parent / "templates" / TEMPLATE_NAME).read_text(
-        encoding="utf-8")
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / TEMPLATE_NAME).write_text(page_template(original), encoding="utf-8")
-    return directory
+    def __init__(self, title: str) -> None:
+        import jinja2
+        import textual_serve
+
+        original = (Path(textual_serve.__file__).parent / "templates" / TEMPLATE_NAME
+                    ).read_text(encoding="utf-8")
+        self._template = jinja2.Environment(autoescape=True).from_string(
+            page_template(original))
+        self.title = title
+
+    def render(self, font_size: int = 16) -> str:
+        return self._template.render(
+            font_size=font_size, app_websocket_url="", ping_url="",
+            config={"static": {"url": "static/"}}, application={"name": self.title})
