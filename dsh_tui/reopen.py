@@ -21,19 +21,18 @@ from dsh_tui.cli import PICK, CliError, _check_terminal
 from dsh_tui.harness.names import claim_name
 from dsh_tui.harness.persistence import SessionLockedError
 from dsh_tui.harness.persistence.catalog import (
-    Ambiguous,
-    NoMatch,
     Target,
     WorkspaceEntry,
     build_catalog,
     most_recent,
-    resolve,
+    target_of,
     target_of_workspace,
     to_json,
 )
 from dsh_tui.harness.persistence.workspace import Workspace
 from dsh_tui.harness.safe_text import visible_label
-from dsh_tui.ui.state.session_rows import status, tree_text, when
+from dsh_tui.lookup import find
+from dsh_tui.ui.state.session_rows import tree_text
 from dsh_tui.ui.state.workspace import (
     new_workspace,
     open_target,
@@ -98,20 +97,6 @@ def _refuse_if_open(target: Target) -> None:
                        f"({visible_label(holder.describe())}); close it there first")
 
 
-def _candidate(catalog: list[WorkspaceEntry], kind: str, ident: str, label: str) -> str:
-    if kind == "workspace":
-        group = next(g for g in catalog if g.id == ident)
-        return (f"workspace {visible_label(ident)}  {visible_label(label)}  "
-                f"(last active {when(group.last_activity)})")
-    for group in catalog:
-        for _, entry in group.walk():
-            if entry.id == ident:
-                where = f"workspace {group.id}" if group.id else "no workspace"
-                return (f"{visible_label(ident)}  “{visible_label(label)}”  {status(entry)}, "
-                        f"{when(entry.last_activity)}, {where}")
-    return visible_label(ident)
-
-
 def choose_target(args: argparse.Namespace, persistence: Any, cwd: str) -> Target | None:
     """What this run opens (None: a new workspace, or nothing picked)."""
     if args.continue_ and args.resume is not None:
@@ -139,17 +124,7 @@ def choose_target(args: argparse.Namespace, persistence: Any, cwd: str) -> Targe
         if target is None:
             return None
     else:
-        query = args.resume
-        try:
-            target = resolve(catalog, query)
-        except NoMatch:
-            raise CliError(f'no saved session "{query}" (no workspace, session, id prefix or '
-                           f"title matches it) in {persistence.root} (dsh-tui sessions lists "
-                           "them)") from None
-        except Ambiguous as many:
-            raise CliError(f'"{query}" matches {len(many.candidates)} saved workspaces or '
-                           "sessions; give more of the id (or the whole title):",
-                           [_candidate(catalog, *c) for c in many.candidates]) from None
+        target = target_of(catalog, find(catalog, args.resume, persistence.root))
     _refuse_if_open(target)
     return target
 
