@@ -84,7 +84,7 @@ def _candidate(found: Match) -> str:
     line = (f"{visible_label(entry.id)}  “{clip(visible_label(entry.name), LABEL_CELLS)}”  "
             f"{status(entry)}, {when(entry.last_activity)}, {where}")
     if found.within:
-        line += f" (its {found.within} sub-agent{'s' if found.within != 1 else ''} " \
-                "match too)"
+        line += (f" (its {found.within} sub-agents match too)" if found.within > 1
+                 else " (its sub-agent matches too)")
     return line
 
