@@ -188,5 +188,21 @@ def print_sessions(args: argparse.Namespace, persistence: Any) -> int:
     if not catalog:
         print(f"no saved sessions in {persistence.root}")
         return 0
-    print(tree_text(catalog, lambda g: _group_command(args, g)), end="")
+    print(tree_text(catalog, lambda g: _group_command(args, g), output_width()), end="")
     return 0
+
+
+def output_width() -> int | None:
+    """The cells a `sessions` row may take: the terminal's width (or `COLUMNS`, as `ps`
+    honours it); None when the output goes to a pipe or file, where rows stay whole."""
+    import shutil
+    import sys
+
+    if not os.environ.get("COLUMNS", "").strip().isdigit():
+        try:
+            if not sys.stdout.isatty():
+                return None
+        except (ValueError, OSError):
+            return None
+    columns = shutil.get_terminal_size().columns
+    return columns if columns > 0 else None
