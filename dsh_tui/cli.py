@@ -335,7 +335,7 @@ def run_app(args: argparse.Namespace) -> int:
 async def _run_app(args: argparse.Namespace, config: UiConfig, persistence: Any,
                    target: Any, cwd: str) -> int:
     from dsh_tui.compose import build_context, default_providers, leave, stop_saving
-    from dsh_tui.reopen import first_agent, open_workspace, reopen_message
+    from dsh_tui.reopen import first_agent, open_workspace, record_options, reopen_message
     from dsh_tui.ui.app import DshApp
 
     routes = config.routes
@@ -358,6 +358,7 @@ async def _run_app(args: argparse.Namespace, config: UiConfig, persistence: Any,
         else:
             workspace = await first_agent(ctx, persistence, cwd, config.provider,
                                           config.model, route.agent_options())
+        record_options(workspace, args)
         _check_terminal()  # a resumed session's own problems (open elsewhere) are named first
         app = DshApp(ctx, config)
         with _leave_on_signals(app, lambda: stop_saving(ctx)):

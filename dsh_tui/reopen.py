@@ -43,9 +43,10 @@ from dsh_tui.ui.state.workspace import (
 )
 from dsh_tui.ui.state.world import create_agent, new_agent_id
 
-REOPEN_OPTIONS = ("data_dir", "config", "route", "provider", "model", "base_url")
-"""Options a reopen command repeats when they were given (the sessions' place, the keys,
-and the route their agents need)."""
+RUN_OPTIONS = {"config": "config", "route": "route", "provider": "provider",
+               "model": "model", "base_url": "baseUrl"}
+"""Options a reopen command repeats (the keys, and the route its agents need): argparse
+name → the key of the workspace's `options` record."""
 
 
 def app_cwd(args: argparse.Namespace) -> str:
@@ -59,32 +60,62 @@ def app_cwd(args: argparse.Namespace) -> str:
     return os.path.abspath(path)
 
 
-def reopen_command(args: argparse.Namespace, what: str) -> str:
-    argv = ["dsh-tui"]
-    for name in REOPEN_OPTIONS:
+def run_options(args: argparse.Namespace) -> dict[str, str]:
+    """The options of this run that a reopen repeats, as the workspace records them."""
+    out: dict[str, str] = {}
+    for name, key in RUN_OPTIONS.items():
         value = getattr(args, name, None)
         if value is not None:
-            if isinstance(value, Path):
-                value = os.path.abspath(os.path.expanduser(value))
-            argv += ["--" + name.replace("_", "-"), str(value)]
+            out[key] = _absolute(value) if isinstance(value, Path) else str(value)
+    return out
+
+
+def _absolute(path: Path) -> str:
+    return os.path.abspath(os.path.expanduser(path))
+
+
+def record_options(workspace: Workspace, args: argparse.Namespace) -> None:
+    """Record the options this run opened `workspace` with (when they changed), so the
+    command `sessions` prints for it is the one quitting prints."""
+    options = run_options(args)
+    if workspace.state.options != options:
+        workspace.record("options", **options)
+
+
+def reopen_command(args: argparse.Namespace, what: str,
+                   options: dict[str, str] | None = None) -> str:
+    """`dsh-tui [--data-dir D] [options] --resume WHAT`: the data dir this command was
+    given, and `options` (a workspace's recorded ones; default: this run's)."""
+    argv = ["dsh-tui"]
+    if getattr(args, "data_dir", None) is not None:
+        argv += ["--data-dir", _absolute(args.data_dir)]
+    options = run_options(args) if options is None else options
+    for name, key in RUN_OPTIONS.items():
+        if key in options:
+            argv += ["--" + name.replace("_", "-"), options[key]]
     return shlex.join([*argv, "--resume", what])
 
 
 def _group_command(args: argparse.Namespace, group: WorkspaceEntry) -> str:
     if group.id is not None:
-        return reopen_command(args, group.id)
+        return reopen_command(args, group.id, _recorded(group))
     return reopen_command(args, "ID") + "   (one tree: ID is its root's id)"
+
+
+def _recorded(group: WorkspaceEntry) -> dict[str, str] | None:
+    return group.state.options if group.state is not None else None
 
 
 def reopen_message(args: argparse.Namespace, workspace: Workspace | None) -> str | None:
     """What quitting prints: the command that reopens this workspace (None if nothing was
-    saved: an app opened and closed leaves nothing to reopen)."""
+    saved: an app opened and closed leaves nothing to reopen). It is the command
+    `dsh-tui sessions` prints for it."""
     if workspace is None or not workspace.materialized:
         return None
     roots = len(workspace.state.roots)
     return (f"dsh-tui: workspace {workspace.id} is saved ({roots} root agent"
             f"{'s' if roots != 1 else ''}, every inbox kept). Reopen it with:\n"
-            f"  {reopen_command(args, workspace.id)}")
+            f"  {reopen_command(args, workspace.id, workspace.state.options)}")
 
 
 # -- choosing what to open ------------------------------------------------------------------------
@@ -112,7 +143,8 @@ def choose_target(args: argparse.Namespace, persistence: Any, cwd: str) -> Targe
         if group is None:
             elsewhere = most_recent(catalog, None)
             hint = (f"; the most recent one is in {visible_label(elsewhere.cwd or '?')}: "
-                    f"{reopen_command(args, elsewhere.id or '')}") if elsewhere else ""
+                    f"{reopen_command(args, elsewhere.id or '', _recorded(elsewhere))}") \
+                if elsewhere else ""
             raise CliError(f"no saved workspace for {visible_label(cwd)} in "
                            f"{persistence.root}{hint}")
         target = target_of_workspace(group)
