@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .activity import last_activity
 from .listing import creation_order
 from .workspace import WorkspaceState, list_workspaces, workspace_holder
 
@@ -40,7 +41,7 @@ class SessionEntry:
     title: str | None = None
     preview: str | None = None
     bytes: int = 0
-    last_activity: int = 0  # ms since the epoch: the log's last write
+    last_activity: int = 0  # ms since the epoch: its last activity (not a resume's records)
     status: str = "idle"  # idle | interrupted | unknown (at the last write)
     pending: int | None = 0  # inbox items at the last write (None: not counted)
     holder: Any = None  # LockInfo of the process that has it open, or None
@@ -192,7 +193,7 @@ def _entry(persistence: Any, header: dict[str, Any]) -> SessionEntry:
     except Exception:
         return entry
     entry.bytes = stat.st_size
-    entry.last_activity = int(stat.st_mtime * 1000)
+    entry.last_activity = last_activity(path)
     summary = persistence.describe(header)
     entry.title = summary.get("title")
     entry.preview = summary.get("preview")
