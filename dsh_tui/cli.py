@@ -4,7 +4,7 @@
     dsh-tui -c / --continue      reopen this directory's most recent workspace, whole
     dsh-tui --resume [ID|TITLE]  reopen a workspace (or a session's) by id prefix or title;
                                  without one, pick it from a list
-    dsh-tui view FILE            any session log, read-only (ours or the upstream harness's)
+    dsh-tui view ID|FILE         a saved session (or any log, ours or upstream's), read-only
     dsh-tui sessions [--json]    saved workspaces and sessions, as trees
     dsh-tui export ID|FILE [--format md|jsonl] [-o OUT]
                                  a saved session (or any log) as Markdown or plain JSONL
@@ -12,6 +12,8 @@
                                  the app in a browser (textual-serve): one app per tab,
                                  for whoever opens the link with the token it prints
     dsh-tui --version
+
+Every ID is read alike (`dsh_tui.lookup`): an id, an id prefix or a title.
 
 Imports are deferred: `--version` must answer without loading Textual, and a
 mistake (a broken config file, an unknown provider) is reported as one line
@@ -100,13 +102,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     _global_options(parser)
     commands = parser.add_subparsers(dest="command", parser_class=_Parser)
-    view = commands.add_parser("view", help="open a session log read-only")
-    view.add_argument("file", type=Path)
+    view = commands.add_parser("view", help="open a session read-only")
+    view.add_argument("file", metavar="ID|FILE",
+                      help="a saved session (id, id prefix or title, as for --resume) or "
+                           "any log file")
     sessions = commands.add_parser("sessions", help="saved workspaces and sessions, as trees")
     sessions.add_argument("--json", action="store_true", help="JSON for scripts")
     export = commands.add_parser("export", help="write a session as Markdown or plain JSONL")
     export.add_argument("session", metavar="ID|FILE",
-                        help="a saved session's id (dsh-tui sessions) or a log file")
+                        help="a saved session (id, id prefix or title, as for --resume) or "
+                             "a log file")
     export.add_argument("--format", choices=("md", "jsonl"), default="md",
                         help="md: the transcript (default); jsonl: the log, decompressed")
     export.add_argument("-o", "--output", type=Path, metavar="OUT",
@@ -286,7 +291,8 @@ def _persistence(args: argparse.Namespace) -> Any:
 
 def _check_ids(args: argparse.Namespace) -> None:
     for flag, value in (("--resume", getattr(args, "resume", None)),
-                        ("export", getattr(args, "session", None))):
+                        ("export", getattr(args, "session", None)),
+                        ("view", getattr(args, "file", None))):
         if value is not None and not value.strip():
             raise CliError(f"{flag} needs a session id (dsh-tui sessions lists them), "
                            "not an empty string")
@@ -333,7 +339,7 @@ def run_app(args: argparse.Namespace) -> int:
 async def _run_app(args: argparse.Namespace, config: UiConfig, persistence: Any,
                    target: Any, cwd: str) -> int:
     from dsh_tui.compose import build_context, default_providers, leave, stop_saving
-    from dsh_tui.reopen import first_agent, open_workspace, reopen_message
+    from dsh_tui.reopen import first_agent, open_workspace, record_options, reopen_message
     from dsh_tui.ui.app import DshApp
 
     routes = config.routes
@@ -356,6 +362,7 @@ async def _run_app(args: argparse.Namespace, config: UiConfig, persistence: Any,
         else:
             workspace = await first_agent(ctx, persistence, cwd, config.provider,
                                           config.model, route.agent_options())
+        record_options(workspace, args)
         _check_terminal()  # a resumed session's own problems (open elsewhere) are named first
         app = DshApp(ctx, config)
         with _leave_on_signals(app, lambda: stop_saving(ctx)):
@@ -427,10 +434,10 @@ def _leave_on_signals(app: Any, stop_saving: Any) -> Iterator[None]:
 
 def run_view(args: argparse.Namespace) -> int:
     from dsh_tui.compose import open_log
+    from dsh_tui.lookup import session_log
 
-    path: Path = args.file
-    if not path.is_file():
-        raise CliError(f"no such file: {path}")
+    _check_ids(args)
+    path, _ = session_log(_persistence(args), args.file)
     config = load_settings(args)
     config.path = None if args.theme else config.path
     try:
@@ -455,15 +462,9 @@ def export_session(args: argparse.Namespace) -> int:
     from dsh_tui.ui.state.export import export_jsonl, export_markdown
 
     _check_ids(args)
-    path = Path(args.session)
-    if not path.is_file():
-        from dsh_tui.harness.persistence import SessionNotFoundError
+    from dsh_tui.lookup import session_log
 
-        try:
-            path = _persistence(args).path_for(args.session)
-        except SessionNotFoundError:
-            raise CliError(f'no saved session "{args.session}" and no such file '
-                           "(dsh-tui sessions lists them)") from None
+    path, by_name = session_log(_persistence(args), args.session)
     try:
         header, events = read_session_log(path)
     except (OSError, SessionLogError) as error:
@@ -473,7 +474,7 @@ def export_session(args: argparse.Namespace) -> int:
     else:
         # The tree's sub-agents live in the data dir: found for a saved session (or a file
         # exported with --data-dir); a lone file is exported alone.
-        by_id = path != Path(args.session) or args.data_dir is not None
+        by_id = by_name or args.data_dir is not None
         text = export_markdown(header, events, children=_child_logs(args) if by_id else None)
     if args.output is None:
         sys.stdout.write(text)

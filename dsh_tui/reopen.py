@@ -21,19 +21,18 @@ from dsh_tui.cli import PICK, CliError, _check_terminal
 from dsh_tui.harness.names import claim_name
 from dsh_tui.harness.persistence import SessionLockedError
 from dsh_tui.harness.persistence.catalog import (
-    Ambiguous,
-    NoMatch,
     Target,
     WorkspaceEntry,
     build_catalog,
     most_recent,
-    resolve,
+    target_of,
     target_of_workspace,
     to_json,
 )
 from dsh_tui.harness.persistence.workspace import Workspace
 from dsh_tui.harness.safe_text import visible_label
-from dsh_tui.ui.state.session_rows import status, tree_text, when
+from dsh_tui.lookup import find
+from dsh_tui.ui.state.session_rows import tree_text
 from dsh_tui.ui.state.workspace import (
     new_workspace,
     open_target,
@@ -44,9 +43,10 @@ from dsh_tui.ui.state.workspace import (
 )
 from dsh_tui.ui.state.world import create_agent, new_agent_id
 
-REOPEN_OPTIONS = ("data_dir", "config", "route", "provider", "model", "base_url")
-"""Options a reopen command repeats when they were given (the sessions' place, the keys,
-and the route their agents need)."""
+RUN_OPTIONS = {"config": "config", "route": "route", "provider": "provider",
+               "model": "model", "base_url": "baseUrl"}
+"""Options a reopen command repeats (the keys, and the route its agents need): argparse
+name → the key of the workspace's `options` record."""
 
 
 def app_cwd(args: argparse.Namespace) -> str:
@@ -60,32 +60,62 @@ def app_cwd(args: argparse.Namespace) -> str:
     return os.path.abspath(path)
 
 
-def reopen_command(args: argparse.Namespace, what: str) -> str:
-    argv = ["dsh-tui"]
-    for name in REOPEN_OPTIONS:
+def run_options(args: argparse.Namespace) -> dict[str, str]:
+    """The options of this run that a reopen repeats, as the workspace records them."""
+    out: dict[str, str] = {}
+    for name, key in RUN_OPTIONS.items():
         value = getattr(args, name, None)
         if value is not None:
-            if isinstance(value, Path):
-                value = os.path.abspath(os.path.expanduser(value))
-            argv += ["--" + name.replace("_", "-"), str(value)]
+            out[key] = _absolute(value) if isinstance(value, Path) else str(value)
+    return out
+
+
+def _absolute(path: Path) -> str:
+    return os.path.abspath(os.path.expanduser(path))
+
+
+def record_options(workspace: Workspace, args: argparse.Namespace) -> None:
+    """Record the options this run opened `workspace` with (when they changed), so the
+    command `sessions` prints for it is the one quitting prints."""
+    options = run_options(args)
+    if workspace.state.options != options:
+        workspace.record("options", **options)
+
+
+def reopen_command(args: argparse.Namespace, what: str,
+                   options: dict[str, str] | None = None) -> str:
+    """`dsh-tui [--data-dir D] [options] --resume WHAT`: the data dir this command was
+    given, and `options` (a workspace's recorded ones; default: this run's)."""
+    argv = ["dsh-tui"]
+    if getattr(args, "data_dir", None) is not None:
+        argv += ["--data-dir", _absolute(args.data_dir)]
+    options = run_options(args) if options is None else options
+    for name, key in RUN_OPTIONS.items():
+        if key in options:
+            argv += ["--" + name.replace("_", "-"), options[key]]
     return shlex.join([*argv, "--resume", what])
 
 
 def _group_command(args: argparse.Namespace, group: WorkspaceEntry) -> str:
     if group.id is not None:
-        return reopen_command(args, group.id)
+        return reopen_command(args, group.id, _recorded(group))
     return reopen_command(args, "ID") + "   (one tree: ID is its root's id)"
+
+
+def _recorded(group: WorkspaceEntry) -> dict[str, str] | None:
+    return group.state.options if group.state is not None else None
 
 
 def reopen_message(args: argparse.Namespace, workspace: Workspace | None) -> str | None:
     """What quitting prints: the command that reopens this workspace (None if nothing was
-    saved: an app opened and closed leaves nothing to reopen)."""
+    saved: an app opened and closed leaves nothing to reopen). It is the command
+    `dsh-tui sessions` prints for it."""
     if workspace is None or not workspace.materialized:
         return None
     roots = len(workspace.state.roots)
     return (f"dsh-tui: workspace {workspace.id} is saved ({roots} root agent"
             f"{'s' if roots != 1 else ''}, every inbox kept). Reopen it with:\n"
-            f"  {reopen_command(args, workspace.id)}")
+            f"  {reopen_command(args, workspace.id, workspace.state.options)}")
 
 
 # -- choosing what to open ------------------------------------------------------------------------
@@ -96,20 +126,6 @@ def _refuse_if_open(target: Target) -> None:
     if target.group.id is not None and holder is not None and not holder.is_this_process:
         raise CliError(f"workspace {target.group.id} is open in another dsh-tui "
                        f"({visible_label(holder.describe())}); close it there first")
-
-
-def _candidate(catalog: list[WorkspaceEntry], kind: str, ident: str, label: str) -> str:
-    if kind == "workspace":
-        group = next(g for g in catalog if g.id == ident)
-        return (f"workspace {visible_label(ident)}  {visible_label(label)}  "
-                f"(last active {when(group.last_activity)})")
-    for group in catalog:
-        for _, entry in group.walk():
-            if entry.id == ident:
-                where = f"workspace {group.id}" if group.id else "no workspace"
-                return (f"{visible_label(ident)}  “{visible_label(label)}”  {status(entry)}, "
-                        f"{when(entry.last_activity)}, {where}")
-    return visible_label(ident)
 
 
 def choose_target(args: argparse.Namespace, persistence: Any, cwd: str) -> Target | None:
@@ -127,7 +143,8 @@ def choose_target(args: argparse.Namespace, persistence: Any, cwd: str) -> Targe
         if group is None:
             elsewhere = most_recent(catalog, None)
             hint = (f"; the most recent one is in {visible_label(elsewhere.cwd or '?')}: "
-                    f"{reopen_command(args, elsewhere.id or '')}") if elsewhere else ""
+                    f"{reopen_command(args, elsewhere.id or '', _recorded(elsewhere))}") \
+                if elsewhere else ""
             raise CliError(f"no saved workspace for {visible_label(cwd)} in "
                            f"{persistence.root}{hint}")
         target = target_of_workspace(group)
@@ -139,17 +156,7 @@ def choose_target(args: argparse.Namespace, persistence: Any, cwd: str) -> Targe
         if target is None:
             return None
     else:
-        query = args.resume
-        try:
-            target = resolve(catalog, query)
-        except NoMatch:
-            raise CliError(f'no saved session "{query}" (no workspace, session, id prefix or '
-                           f"title matches it) in {persistence.root} (dsh-tui sessions lists "
-                           "them)") from None
-        except Ambiguous as many:
-            raise CliError(f'"{query}" matches {len(many.candidates)} saved workspaces or '
-                           "sessions; give more of the id (or the whole title):",
-                           [_candidate(catalog, *c) for c in many.candidates]) from None
+        target = target_of(catalog, find(catalog, args.resume, persistence.root))
     _refuse_if_open(target)
     return target
 
@@ -213,5 +220,21 @@ def print_sessions(args: argparse.Namespace, persistence: Any) -> int:
     if not catalog:
         print(f"no saved sessions in {persistence.root}")
         return 0
-    print(tree_text(catalog, lambda g: _group_command(args, g)), end="")
+    print(tree_text(catalog, lambda g: _group_command(args, g), output_width()), end="")
     return 0
+
+
+def output_width() -> int | None:
+    """The cells a `sessions` row may take: the terminal's width (or `COLUMNS`, as `ps`
+    honours it); None when the output goes to a pipe or file, where rows stay whole."""
+    import shutil
+    import sys
+
+    if not os.environ.get("COLUMNS", "").strip().isdigit():
+        try:
+            if not sys.stdout.isatty():
+                return None
+        except (ValueError, OSError):
+            return None
+    columns = shutil.get_terminal_size().columns
+    return columns if columns > 0 else None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from dsh_tui.harness.persistence.activity import last_activity
 from dsh_tui.harness.persistence.catalog import last_write_status
 
 
@@ -46,3 +47,20 @@ def test_a_finished_turn_is_idle_and_one_closed_as_interrupted_is_not(tmp_path: 
                                                            _splice(1, 0, 1), done])) == ("idle", 0)
     assert last_write_status(_log(tmp_path / "c.jsonl", [HEADER, start, cut]))[0] == "interrupted"
     assert last_write_status(tmp_path / "missing.jsonl") == ("unknown", None)
+
+
+def test_last_activity_passes_over_what_a_resume_writes(tmp_path: Path) -> None:
+    """"last active" is the time of the last record that is not a resume's end-seed: a
+    packed chunk row counts to its last delta, a log of nothing since its header counts
+    from `createdAt`, and a torn last line is not a record yet."""
+    seed_end = {"type": "session/end-seed", "seq": 9, "time": 99_000, "data": {}}
+    row = {"type": "text-chunks", "seq0": 2, "time0": 1_000,
+           "data": {"turn": 1, "step": 1, "index": 0, "dt": [5, 7], "texts": ["a", "b", "c"]}}
+    chunked = _log(tmp_path / "d.jsonl", [HEADER, _splice(0, 1), row, seed_end, seed_end],
+                   tail='{"type":"turn/end","seq":10,"time":500000,"da')
+    assert last_activity(chunked) == 1_012
+    fresh = _log(tmp_path / "e.jsonl", [{**HEADER, "createdAt": 4_000}, seed_end])
+    assert last_activity(fresh) == 4_000
+    queued = _log(tmp_path / "f.jsonl", [HEADER, {**_splice(0, 1), "time": 7_000}, seed_end])
+    assert last_activity(queued) == 7_000
+    assert last_activity(tmp_path / "missing.jsonl") == 0

@@ -8,9 +8,10 @@ cached by size and mtime). Sessions no workspace holds (written before workspace
 upstream's tools) are grouped as "no workspace" per working directory, roots with their
 children, so they stay listed and resumable.
 
-`resolve(catalog, query)` turns what a person typed after `--resume` into what to open:
-an exact id, an exact title (case-insensitive), or a unique id prefix, of a workspace or
-of any session; anything that matches more than one thing is `Ambiguous`, listing them.
+`match(catalog, query)` turns what a person typed (after `--resume`, `export`, `view`)
+into the workspace or session it names: an exact id, an exact title (case-insensitive),
+or an id prefix that names one thing (a session and its own sub-agents count as one);
+anything else that matches more than one thing is `Ambiguous`, listing them.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .activity import last_activity
 from .listing import creation_order
 from .workspace import WorkspaceState, list_workspaces, workspace_holder
 
@@ -39,7 +41,7 @@ class SessionEntry:
     title: str | None = None
     preview: str | None = None
     bytes: int = 0
-    last_activity: int = 0  # ms since the epoch: the log's last write
+    last_activity: int = 0  # ms since the epoch: its last activity (not a resume's records)
     status: str = "idle"  # idle | interrupted | unknown (at the last write)
     pending: int | None = 0  # inbox items at the last write (None: not counted)
     holder: Any = None  # LockInfo of the process that has it open, or None
@@ -191,7 +193,7 @@ def _entry(persistence: Any, header: dict[str, Any]) -> SessionEntry:
     except Exception:
         return entry
     entry.bytes = stat.st_size
-    entry.last_activity = int(stat.st_mtime * 1000)
+    entry.last_activity = last_activity(path)
     summary = persistence.describe(header)
     entry.title = summary.get("title")
     entry.preview = summary.get("preview")
@@ -308,15 +310,31 @@ class Target:
     select: str | None
 
 
+@dataclass(frozen=True)
+class Match:
+    """One thing stored that a query names: a workspace (`entry` None) or a session of
+    `group`. As a candidate of an ambiguous query, `within` counts the matching sessions
+    beneath `entry` that it stands for (they are its own sub-agents)."""
+
+    group: WorkspaceEntry
+    entry: SessionEntry | None = None
+    within: int = 0
+
+    @property
+    def id(self) -> str:
+        """The workspace's or the session's id."""
+        return self.entry.id if self.entry is not None else str(self.group.id)
+
+
 class NoMatch(LookupError):
     """Nothing stored matches."""
 
 
 class Ambiguous(LookupError):
-    """More than one thing matches; `candidates` are (kind, id, label) to choose from."""
+    """More than one thing matches; `candidates` are what to choose from."""
 
-    def __init__(self, query: str, candidates: list[tuple[str, str, str]]) -> None:
-        """`candidates`: (kind, id, label), kind "workspace" or "session"."""
+    def __init__(self, query: str, candidates: list[Match]) -> None:
+        """`candidates`: the matches, a session's matching sub-agents folded into it."""
         super().__init__(query)
         self.query = query
         self.candidates = candidates
@@ -343,36 +361,65 @@ def target_of_session(catalog: list[WorkspaceEntry], session_id: str) -> Target:
     return Target(group, (trail[0],), session_id)  # a loose (or disposed) tree: that one only
 
 
-def resolve(catalog: list[WorkspaceEntry], query: str) -> Target:
-    """The target `query` names: exact id, then exact title (case-insensitive), then a
-    unique id prefix, of a workspace or any session. Raises NoMatch or Ambiguous."""
+def match(catalog: list[WorkspaceEntry], query: str) -> Match:
+    """What `query` names, for every command that takes a name (`--resume`, `export`,
+    `view`): an exact id, then an exact title (case-insensitive), then an id prefix, of a
+    workspace or any session. A prefix whose matches are one session and its own
+    sub-agents names that session: ownership is the tree the headers record
+    (`parentSession`), so it holds whatever shape child ids take. Raises NoMatch or
+    Ambiguous (candidates in listing order)."""
     workspaces = [g for g in catalog if g.id is not None]
     sessions = [(g, e) for g in catalog for _, e in g.walk()]
     for group in workspaces:
         if group.id == query:
-            return target_of_workspace(group)
-    for _, entry in sessions:
+            return Match(group)
+    for group, entry in sessions:
         if entry.id == query:
-            return target_of_session(catalog, entry.id)
-    folded = query.casefold().strip()
-    titled = [entry for _, entry in sessions if entry.title and
-              " ".join(entry.title.split()).casefold() == " ".join(folded.split())]
+            return Match(group, entry)
+    folded = " ".join(query.casefold().split())
+    titled = [Match(g, e) for g, e in sessions if e.title and
+              " ".join(e.title.split()).casefold() == folded]
     if len(titled) == 1:
-        return target_of_session(catalog, titled[0].id)
+        return titled[0]
     if len(titled) > 1:
-        raise Ambiguous(query, [("session", e.id, e.name) for e in titled])
-    prefixed: list[tuple[str, str, str]] = []
-    prefixed += [("workspace", g.id, g.cwd or "") for g in workspaces
-                 if g.id is not None and g.id.startswith(query)]
-    prefixed += [("session", e.id, e.name) for _, e in sessions if e.id.startswith(query)]
-    if len(prefixed) == 1:
-        kind, found, _ = prefixed[0]
-        if kind == "workspace":
-            return target_of_workspace(next(g for g in workspaces if g.id == found))
-        return target_of_session(catalog, found)
-    if prefixed:
-        raise Ambiguous(query, prefixed)
+        raise Ambiguous(query, titled)
+    found = [Match(g) for g in workspaces if str(g.id).startswith(query)]
+    found += _heads([(g, e) for g, e in sessions if e.id.startswith(query)])
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise Ambiguous(query, found)
     raise NoMatch(query)
+
+
+def _heads(matched: list[tuple[WorkspaceEntry, SessionEntry]]) -> list[Match]:
+    """The matched sessions no other matched session owns, each counting the matched
+    sessions beneath it."""
+    ids = {entry.id for _, entry in matched}
+    owned: set[str] = set()
+    heads: list[Match] = []
+    for group, entry in matched:
+        if entry.id in owned:
+            continue
+        below = {e.id for _, e in entry.walk()} - {entry.id}
+        owned |= below
+        heads = [h for h in heads if h.id not in below]
+        heads.append(Match(group, entry, len(below & ids)))
+    return heads
+
+
+def resolve(catalog: list[WorkspaceEntry], query: str) -> Target:
+    """The target `query` names (see `match`): a workspace whole, or the workspace that
+    holds the session, with it selected. Raises NoMatch or Ambiguous."""
+    return target_of(catalog, match(catalog, query))
+
+
+def target_of(catalog: list[WorkspaceEntry], found: Match) -> Target:
+    """What opening `found` opens: a workspace whole, or the workspace that holds the
+    session, with it selected."""
+    if found.entry is None:
+        return target_of_workspace(found.group)
+    return target_of_session(catalog, found.entry.id)
 
 
 def most_recent(catalog: list[WorkspaceEntry], cwd: str | None) -> WorkspaceEntry | None:

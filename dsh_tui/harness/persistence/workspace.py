@@ -2,9 +2,9 @@
 
 All root agents of one app run (and, through their headers' `parentSession`, their
 children) belong to one workspace. The record says which roots it holds, which of them
-the person disposed, which agent was selected, which had a breakpoint and which names
-were ever given (default names are never reused). Everything else (inboxes, names,
-transcripts) is in the session logs themselves.
+the person disposed, which agent was selected, which had a breakpoint, which names
+were ever given (default names are never reused) and the command-line options it was
+last opened with. Everything else (inboxes, names, transcripts) is in the session logs.
 
 On disk, inside the project directory of its working directory (upstream's layout):
 
@@ -53,6 +53,8 @@ WORKSPACE_LOCK = "workspace.lock"
 WORKSPACE_VERSION = 1
 _READ_LIMIT = 16 << 20  # a workspace record is a few KB; refuse to fold a runaway file
 RETRY_DELAY = 1.0  # while writing fails, retry this often (as the session writers do)
+OPTION_KEYS = ("config", "route", "provider", "model", "baseUrl")
+"""The keys of an `options` record (see `WorkspaceState.options`)."""
 
 
 def new_workspace_id() -> str:
@@ -87,6 +89,10 @@ class WorkspaceState:
     breakpoints: set[str] = field(default_factory=set)
     names: set[str] = field(default_factory=set)
     """Every name given in this workspace, disposed agents' included."""
+    options: dict[str, str] | None = None
+    """The command-line options of the run that last opened it (`config`, `route`,
+    `provider`, `model`, `baseUrl`): the reopen command repeats them. None: a record
+    written before runs recorded them."""
     last_activity: int = 0
 
     def apply(self, record: Mapping[str, Any]) -> None:
@@ -120,6 +126,9 @@ class WorkspaceState:
             name = record.get("name")
             if isinstance(name, str) and name:
                 self.names.add(name)
+        elif kind == "options":
+            self.options = {key: value for key, value in record.items()
+                            if key in OPTION_KEYS and isinstance(value, str) and value}
 
 
 def _parse(raw: bytes) -> Any:

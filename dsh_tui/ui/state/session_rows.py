@@ -19,13 +19,14 @@ from dsh_tui.harness.safe_text import visible_label
 
 NAME_CHARS = 40
 PREVIEW_CELLS = 60
+PREVIEW_MIN = 12
 
 
-def when(ms: int) -> str:
+def when(ms: int, fmt: str = "%Y-%m-%d %H:%M") -> str:
     """A local date and time to the minute (`?` when unknown)."""
     if ms <= 0:
         return "?"
-    return dt.datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M")
+    return dt.datetime.fromtimestamp(ms / 1000).strftime(fmt)
 
 
 def size(count: int) -> str:
@@ -105,50 +106,120 @@ def rows(catalog: list[WorkspaceEntry]) -> list[Row]:
     return out
 
 
-def heading(group: WorkspaceEntry) -> str:
+def heading(group: WorkspaceEntry, width: int | None = None) -> str:
     """The line that introduces a workspace (or the sessions no workspace holds): what it
-    is, whether another process has it open, when it was last active, then its directory
-    (the longest part, so a narrow screen cuts that)."""
+    is, whether another process has it open, when it was last active, then its directory.
+    In `width` cells a part that does not fit is shortened (the directory keeps its end)
+    or left out; the id never is."""
     if group.id is None:
-        title = "no workspace (saved before workspaces, or by other tools)"
+        line = "no workspace (saved before workspaces, or by other tools)"
     else:
-        title = f"workspace {visible_label(group.id)}"
-    line = title
+        line = f"workspace {visible_label(group.id)}"
+    room = width if width is not None else 1 << 30
+
+    def add(*choices: str) -> None:
+        nonlocal line
+        for part in choices:
+            if cells(line) + cells(part) <= room:
+                line += part
+                return
+
     if group.holder is not None and not group.holder.is_this_process:
-        line += f"  ● open in another dsh-tui ({visible_label(group.holder.describe())})"
-    line += f"  · last active {when(group.last_activity)}"
+        add(f"  ● open in another dsh-tui ({visible_label(group.holder.describe())})",
+            "  ● open elsewhere")
+    add(f"  · last active {when(group.last_activity)}")
     if group.cwd:
-        line += f"  · {visible_label(group.cwd)}"
+        where = visible_label(group.cwd)
+        left = room - cells(line) - 4
+        add(f"  · {where}", f"  · {clip_start(where, left)}" if left >= PREVIEW_MIN else "")
     return line
 
 
-def tree_text(catalog: list[WorkspaceEntry], command: Callable[[WorkspaceEntry], str]) -> str:
-    """The whole catalog as aligned plain text (what `dsh-tui sessions` prints)."""
+def clip_start(text: str, limit: int) -> str:
+    """`text` cut to its last `limit` cells, with an ellipsis in front when cut."""
+    if cells(text) <= limit:
+        return text
+    out: list[str] = []
+    used = 0
+    for char in reversed(text):
+        width = cells(char)
+        if used + width > limit - 1:
+            break
+        out.append(char)
+        used += width
+    return "…" + "".join(reversed(out))
+
+
+@dataclass(frozen=True)
+class _Fit:
+    """Which columns a `sessions` row shows, and how wide (see `FITS`)."""
+
+    size: bool = True
+    when: str = "%Y-%m-%d %H:%M"  # "" : no date column
+    name: int = NAME_CHARS
+    status: int = 0  # 0: whole, -1: no status column
+
+
+FITS = (
+    _Fit(),
+    _Fit(size=False),
+    _Fit(size=False, when="%m-%d %H:%M"),
+    _Fit(size=False, when="%m-%d %H:%M", name=20),
+    _Fit(size=False, when="", name=20),
+    _Fit(size=False, when="", name=12),
+    _Fit(size=False, when="", name=12, status=12),
+    _Fit(size=False, when="", name=12, status=-1),
+)
+"""From the whole row to the narrowest: the size goes first, then the year, then long
+names are cut, then the date, then the status; the id, what a person copies to reopen,
+is never cut.
+A root's first prompt follows in whatever room is left (none: it is left out)."""
+
+
+def _columns(row: Row, fit: _Fit) -> list[str]:
+    entry = row.entry
+    assert entry is not None
+    state = status(entry)
+    out = ["  " * (row.depth + 1) + clip(name(entry), fit.name)]
+    if fit.status >= 0:
+        out.append(clip(state, fit.status) if fit.status else state)
+    if fit.when:
+        out.append(when(entry.last_activity, fit.when))
+    if fit.size:
+        out.append(size(entry.bytes))
+    return [*out, visible_label(entry.id)]
+
+
+def tree_text(catalog: list[WorkspaceEntry], command: Callable[[WorkspaceEntry], str],
+              width: int | None = None) -> str:
+    """The whole catalog as aligned plain text (what `dsh-tui sessions` prints), each
+    row fitted to `width` cells (None: rows as long as they are)."""
     table = rows(catalog)
-    cols: list[list[str]] = []
-    for row in table:
-        if row.entry is None:
-            continue
-        entry = row.entry
-        cols.append(["  " * (row.depth + 1) + name(entry), status(entry),
-                     when(entry.last_activity), size(entry.bytes), visible_label(entry.id)])
-    widths = [max([cells(c[i]) for c in cols] + [len(h)]) for i, h in
-              enumerate(("  NAME", "STATUS", "LAST ACTIVE", "SIZE", "ID"))]
+    sessions = [row for row in table if row.entry is not None]
+    for fit in FITS:
+        cols = [_columns(row, fit) for row in sessions]
+        widths = [max([cells(c[i]) for c in cols], default=0) for i in range(len(cols[0]))] \
+            if cols else []
+        if width is None or sum(widths) + 2 * (len(widths) - 1) <= width:
+            break
+    size_at = len(widths) - 2 if fit.size else -1
     lines: list[str] = []
     index = 0
     for row in table:
         if row.entry is None:
             if lines:
                 lines.append("")
-            lines.append(heading(row.group))
-            lines.append(f"  reopen: {command(row.group)}")
+            lines.append(heading(row.group, width))
+            lines.append(f"  reopen: {command(row.group)}")  # whole: it is copied to run
             continue
-        cells_ = cols[index]
+        parts = cols[index]
         index += 1
-        size_cell = " " * (widths[3] - cells(cells_[3])) + cells_[3]
-        line = "  ".join([pad(cells_[0], widths[0]), pad(cells_[1], widths[1]),
-                          pad(cells_[2], widths[2]), size_cell, pad(cells_[4], widths[4])])
+        line = "  ".join(" " * (widths[i] - cells(part)) + part if i == size_at
+                         else pad(part, widths[i]) for i, part in enumerate(parts))
         if row.depth == 0 and row.entry.preview:  # a root's first prompt, to recognise it
-            line += f"  “{clip(visible_label(row.entry.preview), PREVIEW_CELLS)}”"
+            room = PREVIEW_CELLS if width is None else min(PREVIEW_CELLS,
+                                                           width - cells(line) - 4)
+            if room >= PREVIEW_MIN:
+                line += f"  “{clip(visible_label(row.entry.preview), room)}”"
         lines.append(line.rstrip())
     return "\n".join(lines) + "\n"
