@@ -244,11 +244,15 @@ class ReceiptBook:
     def _replied(self, fact: Fact) -> None:
         if fact.detail == "interrupted":
             return
-        for found in self._awaiting_answer:
+        # a log that keeps no stream chunks (the runtime's) shows no request: the reply is
+        # the evidence the request reached the model
+        for found in [*self._awaiting_answer, *self._awaiting_request]:
             if found.state == SENT:
                 found.state, found.answer_seq = ANSWERED, fact.seq
+                if found.step is None:
+                    found.turn, found.step = found.turn or fact.turn, fact.step
                 found.history.append(fact)
-        self._awaiting_answer = []
+        self._awaiting_answer, self._awaiting_request = [], []
 
     def _turn_ended(self, fact: Fact) -> None:
         for found in self._claimed:
