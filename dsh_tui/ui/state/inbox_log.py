@@ -72,13 +72,28 @@ def _int(value: Any) -> int | None:
 
 
 def _id_of(message: Any) -> str | None:
-    value = message.get("id") if isinstance(message, Mapping) else None
-    return value if isinstance(value, str) else None
+    try:
+        value = message.get("id")
+    except AttributeError:
+        return None
+    return value if type(value) is str else None
 
 
 def _source(message: Any) -> Mapping[str, Any]:
     source = message.get("source") if isinstance(message, Mapping) else None
     return source if isinstance(source, Mapping) else {}
+
+
+def _rotated(old: list[str | None], inserted: list[Any]) -> list[str | None] | None:
+    """The ids of `inserted` when it is `old` rotated by one (a move within a list, as
+    one splice over the span it crosses), recognised by its ends without reading every
+    message of a long span; None when it is not such a rotation."""
+    first, last = _id_of(inserted[0]), _id_of(inserted[-1])
+    if last == old[0] and first == old[1] and _id_of(inserted[-2]) == old[-1]:
+        return [*old[1:], old[0]]
+    if first == old[-1] and last == old[-2] and _id_of(inserted[1]) == old[0]:
+        return [old[-1], *old[:-1]]
+    return None
 
 
 def actor_of(source: Mapping[str, Any], open_tool: str | None = None) -> tuple[str, str]:
@@ -112,6 +127,7 @@ class InboxLogReader:
     def __init__(self, seed_length: int = 0) -> None:
         self._seed_length = seed_length
         self._lists: dict[str, list[Mapping[str, Any]]] = {"next-turn": [], "next-step": []}
+        self._ids: dict[str, list[str | None]] = {"next-turn": [], "next-step": []}
         self._turn: int | None = None
         self._turn_open = False
         self._step = 0
@@ -138,10 +154,11 @@ class InboxLogReader:
 
     def position(self, message_id: str) -> tuple[str, int] | None:
         """(list, index) of a pending id, or None."""
-        for target, items in self._lists.items():
-            for index, message in enumerate(items):
-                if _id_of(message) == message_id:
-                    return target, index
+        for target, ids in self._ids.items():
+            try:
+                return target, ids.index(message_id)
+            except ValueError:
+                continue
         return None
 
     # -- folding ------------------------------------------------------------------------------
@@ -334,17 +351,27 @@ class InboxLogReader:
         start, count = _int(data.get("start")), _int(data.get("removedCount", 0) or 0)
         if items is None or start is None or count is None or not 0 <= start <= len(items):
             return
-        inserted = [m for m in data.get("inserted") or () if isinstance(m, Mapping)]
+        inserted = data.get("inserted") or []
+        if type(inserted) is not list:
+            inserted = list(inserted)  # a malformed record may hold anything: ids read None
+        ids = self._ids[str(target)]
         removed = items[start:start + count]
+        old_ids = ids[start:start + count]
+        new_ids = _rotated(old_ids, inserted) if count > 2 and count == len(inserted) and \
+            "outcome" not in data else None
+        rotation = new_ids is not None
+        if new_ids is None:
+            new_ids = [_id_of(m) for m in inserted]
         items[start:start + count] = inserted
+        ids[start:start + count] = new_ids
         canceled = data.get("outcome") == "canceled"
         if removed and not inserted and not canceled:
             self._held_back = (event, str(target), start, removed)
             return
-        if not canceled and removed and \
-                sorted(filter(None, map(_id_of, removed))) == \
-                sorted(filter(None, map(_id_of, inserted))):
-            self._permutation(seq, time, str(target), start, removed, inserted, out)
+        if rotation or (not canceled and removed and len(old_ids) == len(new_ids) and
+                        set(old_ids) == set(new_ids)):
+            self._permutation(seq, time, str(target), start, removed, inserted, old_ids,
+                              new_ids, out)
             return
         if canceled:
             self._canceled(seq, time, str(target), start, removed, inserted, out)
@@ -451,10 +478,8 @@ class InboxLogReader:
 
     def _permutation(self, seq: int, time: int, target: str, start: int,
                      removed: list[Mapping[str, Any]], inserted: list[Mapping[str, Any]],
-                     out: list[Fact]) -> None:
+                     old: list[str | None], new: list[str | None], out: list[Fact]) -> None:
         """A within-list move written as one splice that rotates the span it crosses."""
-        old = [_id_of(m) for m in removed]
-        new = [_id_of(m) for m in inserted]
         end = start + len(old) - 1
         related: tuple[str, ...] = ()
         if len(old) == 2:
@@ -468,7 +493,7 @@ class InboxLogReader:
             moved, src, dst, why = removed[-1], end, start, "a move within its list"
         else:
             moved, src, dst, why = inserted[0], start, start, "a reorder within its list"
-        message = next(m for m in inserted if _id_of(m) == _id_of(moved))
+        message = inserted[new.index(_id_of(moved))]
         out.append(self._fact("move", seq, time, PERSON, why, message, target, dst,
                               from_target=target, from_index=src, related=related))
 
@@ -489,6 +514,7 @@ class InboxLogReader:
         if items is None or start is None or not 0 <= start <= len(items):
             return False
         items[start:start] = inserted
+        self._ids[str(target)][start:start] = [_id_of(m) for m in inserted]
         seq = getattr(event, "seq", -1)
         time = getattr(event, "time", 0)
         for offset, message in enumerate(inserted):
