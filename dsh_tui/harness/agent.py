@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+from .holds import InboxHold
 from .inbox import InboxTarget
 from .messages import UserMessage
 from .surface import InboxSurface, SessionSurface
@@ -138,7 +139,7 @@ class Agent(Protocol):
         """
 
     def stop_after_step(self, cause: CancelCause | None = None) -> bool:
-        """Stop at the next step boundary (§3.7), keeping the inbox: the step in progress
+        """Stop at the next step boundary (§3.8), keeping the inbox: the step in progress
         finishes (its tools included), nothing more is claimed, and the turn ends `aborted`
         with `cause` (or as it would have, when that step ended it). Returns False, doing
         nothing, when the agent is not running."""
@@ -151,6 +152,17 @@ class Agent(Protocol):
     def run_maintenance(self, task: Callable[[CancelSignal], Awaitable[Any]]) -> Awaitable[Any]:
         """Run `task(signal)` while the agent stays `idle` (§3.5); waking sends are latched and
         replayed when it ends. Raises unless idle."""
+
+    @property
+    def holds(self) -> tuple[InboxHold, ...]:
+        """Active edit holds (§3.8), oldest first; empty on a recorded agent."""
+        ...
+
+    def hold(self, message_id: str, *, limit: float | None = None) -> InboxHold | None:
+        """Hold the claim that would take pending `message_id` (§3.8) until `release()`;
+        it lapses `limit` seconds (default 60) after the driver began waiting on it. None
+        when the id is not pending. A recorded agent raises."""
+        ...
 
 
 class AgentHandle(Protocol):

@@ -14,6 +14,7 @@ from typing import Any
 
 from .agent import AgentOptions, AgentStatus
 from .context import Context
+from .holds import InboxHold
 from .messages import UserMessage
 from .persistence.pages import LogPages
 from .session import SessionEvent, derive_event_message
@@ -183,6 +184,12 @@ class ReadOnlyAgent:
         return 0
 
     send = followup = steer = inject = cancel = run_maintenance = wake = stop_after_step = _refuse
+    hold = _refuse
+
+    @property
+    def holds(self) -> tuple[InboxHold, ...]:
+        """Always empty: nobody edits a recorded log, so nothing is held."""
+        return ()
 
     async def when_idle(self) -> None:
         """Return at once: a recorded agent is always idle."""

@@ -27,6 +27,7 @@ from dsh_tui.harness import (
 from dsh_tui.harness.agent import USER_CAUSE
 from dsh_tui.harness.eager import start_eager
 from dsh_tui.harness.events import agent_events
+from dsh_tui.harness.holds import DEFAULT_HOLD_LIMIT, HoldBook, InboxHold
 from dsh_tui.harness.inbox import InboxTarget
 from dsh_tui.harness.llm_types import failure_of, make_failure
 from dsh_tui.harness.session import canonical_header
@@ -95,17 +96,112 @@ class LoopAgent:
         self._activity_done: asyncio.Future[None] | None = None
         self._request_header_logged = False
         self._stream_task: asyncio.Task[Any] | None = None
+        self._holds = HoldBook(self._hold_ended)
+        self._hold_changed: asyncio.Event | None = None
 
     # -- inbox notifications (called by Inbox after the projection changed) -------------------
 
     def inserted(self, message: UserMessage) -> None:
         self._events.emit("agent/inbox/inserted", {"message": message})
+        self._poke_holds()  # a move may take a held item out of the claim's reach
 
     def discarded(self, message: UserMessage) -> None:
         self._events.emit("agent/inbox/discarded", {"message": message})
+        self._poke_holds()
 
     def claimed(self, message: UserMessage, turn: int) -> None:
         self._events.emit("agent/inbox/claimed", {"message": message, "turn": turn})
+
+    # -- edit holds (§3.8) ----------------------------------------------------------------------
+
+    @property
+    def holds(self) -> tuple[InboxHold, ...]:
+        """Active edit holds, oldest first."""
+        return self._holds.active
+
+    def hold(self, message_id: str, *, limit: float | None = None) -> InboxHold | None:
+        """Hold the claim that would take pending `message_id` until the hold is released
+        (or has lapsed `limit` seconds after the driver began waiting on it). None, with
+        nothing held, when the id is not pending. Emits `agent/inbox/held`."""
+        message = self.inbox.get(message_id)
+        if message is None:
+            return None
+        hold = self._holds.place(message_id, DEFAULT_HOLD_LIMIT if limit is None else limit)
+        self._events.emit("agent/inbox/held", {"message": message, "hold": hold})
+        self._poke_holds()  # a driver already waiting on another hold now waits on this too
+        return hold
+
+    def _hold_ended(self, hold: InboxHold, reason: str) -> None:
+        self._events.emit("agent/inbox/released", {"message_id": hold.message_id,
+                                                   "hold": hold, "reason": reason})
+        self._poke_holds()
+
+    def _poke_holds(self) -> None:
+        changed = self._hold_changed
+        if changed is not None:
+            changed.set()
+
+    def _claim_ids(self, target: InboxTarget) -> list[str]:
+        """The ids the claim of `target` would take now (§2.3)."""
+        ids = [message.id for message in self.inbox.next_step]
+        if target == "next-turn" and self.inbox.next_turn:
+            ids.append(self.inbox.next_turn[0].id)
+        return ids
+
+    async def _wait_for_holds(self, signal: CancelSignal, target: InboxTarget, turn: int,
+                              step: int) -> None:
+        """Wait at this boundary while a hold names an item the claim would take: until
+        each such hold is released, has lapsed, or no longer blocks (its item left the
+        claim's reach); a cancel ends the wait. Durable `inbox/hold-wait` and
+        `inbox/hold-end` bracket it, so the wait is visible live and in a stored log."""
+        book = self._holds
+        blocking = book.blocking(self._claim_ids(target))
+        if not blocking:
+            return
+        book.begin_wait(blocking)
+        clock = book.clock
+        began = clock()
+        remaining = min(hold.remaining(began) or 0.0 for hold in blocking)
+        self.session.append("inbox/hold-wait", {
+            "turn": turn, "step": step, "held": sorted({h.message_id for h in blocking}),
+            "limitMs": int(remaining * 1000)}, ignorable=True)
+        reason = "released"
+        changed = self._hold_changed = asyncio.Event()
+        remove = signal.add_listener(lambda _reason: changed.set())
+        try:
+            while True:
+                signal.throw_if_aborted()
+                lapsed = book.lapse_due()
+                blocking_now = book.blocking(self._claim_ids(target))
+                if not blocking_now:
+                    # what ended the wait: a lapse, a release, or the item leaving the
+                    # claim's reach (moved or removed) while its hold stays
+                    reason = "lapsed" if lapsed else "released" if not any(
+                        hold.active for hold in blocking) else "unblocked"
+                    break
+                blocking = blocking_now
+                book.begin_wait(blocking)  # a newly held item joins the countdown
+                wait = min(hold.remaining() or 0.0 for hold in blocking)
+                changed.clear()
+                try:
+                    await asyncio.wait_for(changed.wait(), timeout=wait + 0.001)
+                except TimeoutError:
+                    pass
+        except BaseException:
+            reason = "aborted"
+            raise
+        finally:
+            remove()
+            if self._hold_changed is changed:
+                self._hold_changed = None
+            waited = max(0, int((clock() - began) * 1000))
+            try:
+                self.session.append("inbox/hold-end", {"turn": turn, "step": step,
+                                                       "reason": reason, "waitedMs": waited},
+                                    ignorable=True)
+            except Exception:
+                if reason != "aborted":
+                    raise
 
     # -- state --------------------------------------------------------------------------------
 
@@ -177,7 +273,7 @@ class LoopAgent:
             phase.abort.abort(cause)
 
     def stop_after_step(self, cause: Mapping[str, Any] | None = None) -> bool:
-        """Stop at the next step boundary (docs/contract.md §3.7): the step in progress
+        """Stop at the next step boundary (docs/contract.md §3.8): the step in progress
         finishes, nothing more is claimed, pending work stays. False when not running."""
         phase = self._phase
         if phase.kind != "running" or phase.abort is None or phase.abort.aborted:
@@ -351,6 +447,9 @@ class LoopAgent:
 
     async def _pre_step(self, signal: CancelSignal, target: InboxTarget, turn: int, step: int
                         ) -> tuple[list[UserMessage], Assembly] | None:
+        if self._holds.active:
+            await self._wait_for_holds(signal, target, turn, step)
+            signal.throw_if_aborted()
         claimed = self.inbox.claim(target, turn)
         # A real suspension, as JavaScript's `await` always is: the synchronous prefix of
         # a waking send ends here, right after the claim.

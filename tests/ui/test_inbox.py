@@ -181,7 +181,7 @@ async def test_move_up_down_and_across_lanes() -> None:
         await focus_item(pilot, "q3")
         await pilot.press("shift+right")
         await settle(pilot)
-        assert agent.inbox.locate("q3") == ("next-turn", 2)
+        assert agent.inbox.locate("q3") == ("next-turn", 0)  # its index, not the end
         assert agent.inbox.get("q3").text == "c"
         assert not any(t.kind == "discarded" for t in app.main.selected_view.tombstones)
         agent.cancel()

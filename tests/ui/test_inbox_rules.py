@@ -43,21 +43,26 @@ def test_a_move_stays_in_its_list_and_is_refused_at_either_end() -> None:
     assert texts(inbox.next_turn) == ["b", "a", "c"] and inbox.next_turn[1].id == moved.id
 
 
-def test_refiling_cycles_the_lanes_keeping_the_id_and_changes_list_at_the_end() -> None:
+def test_refiling_cycles_the_lanes_keeping_the_id_and_the_position() -> None:
     assert [next_lane(lane, "next-turn") for lane in ("follow-up", "steer", "inject")] == \
         ["steer", "inject", "follow-up"]
     assert next_lane("context", "next-step") == "inject"  # read as the steer its list implies
-    inbox = inbox_with(next_turn=["first"], next_step=["s1", "s2"])
-    message = inbox.next_turn[0]
+    inbox = inbox_with(next_turn=["f0", "first", "f2"], next_step=["s1", "s2", "s3"])
+    message = inbox.next_turn[1]
     assert refile(inbox, message, "follow-up", "next-turn") == "steer"
-    assert texts(inbox.next_step) == ["s1", "s2", "first"] and not inbox.next_turn
-    moved = inbox.next_step[2]
+    assert texts(inbox.next_step) == ["s1", "first", "s2", "s3"]  # index 1 in its new list
+    assert texts(inbox.next_turn) == ["f0", "f2"]
+    moved = inbox.next_step[1]
     assert moved.id == message.id and lane_of(moved.source, "next-step") == "steer"
     assert refile(inbox, moved, "steer", "next-step") == "inject"
-    assert inbox.next_step[2].id == message.id  # same list: it keeps its place
-    assert lane_of(inbox.next_step[2].source, "next-step") == "inject"
-    assert refile(inbox, inbox.next_step[2], "inject", "next-step") == "follow-up"
-    assert texts(inbox.next_turn) == ["first"] and texts(inbox.next_step) == ["s1", "s2"]
+    assert inbox.next_step[1].id == message.id  # same list: it keeps its place
+    assert lane_of(inbox.next_step[1].source, "next-step") == "inject"
+    assert refile(inbox, inbox.next_step[1], "inject", "next-step") == "follow-up"
+    assert texts(inbox.next_turn) == ["f0", "first", "f2"]  # the cycle brings it back
+    assert texts(inbox.next_step) == ["s1", "s2", "s3"]
+    last = inbox_with(next_turn=["a", "b", "c", "d"], next_step=["s"])
+    assert refile(last, last.next_turn[3], "follow-up", "next-turn") == "steer"
+    assert texts(last.next_step) == ["s", "d"]  # past a shorter list's end: its end
 
 
 def _tombstone(message, index: int, batch: int, kind: str = "discarded") -> Tombstone:

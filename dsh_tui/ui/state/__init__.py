@@ -12,6 +12,12 @@ around it (app, screens, widgets) stays a thin renderer of this state.
     lanes        follow-up / steer / inject: how a message is filed and badged
     text         short ids, one-line summaries, durations, token counts, reason words
     unsent       messages a turn claimed and never sent (offered back)
+    inbox_log    a log read as inbox operations, each with its actor (person, model, system)
+    receipts     each message's life: pending, held, claimed, sent, answered, or where it went
+    timeline     turns, steps, claims and inbox operations on one time axis, filtered
+    inbox_edits  undoable inbox edits: remove, edit, move, re-file, merge, split, transfer
+    undo         the session-long named undo/redo history of those edits
+    marks        the items the person marked (what merge, move and copy act on)
     search       transcript search
     breakpoints  pauses before a step and what the person chose
     gcpacing     when the garbage collector may run

@@ -6,8 +6,9 @@ person relies on are tested without a screen:
 
 - a move keeps the id and never leaves the item's list; at either end it is refused;
 - re-filing cycles follow-up → steer → inject → follow-up, keeping the id; an item that
-  changes list (follow-up lives in next-turn, steer and inject in next-step) goes to
-  the end of its new list, as if sent now;
+  changes list (follow-up lives in next-turn, steer and inject in next-step) keeps its
+  position (the same index, or the end of a shorter list), so cycling it through the
+  lanes brings it back where it was;
 - undo puts back the highlighted discarded item, else the last discarded batch, each at
   the index it left, lowest index first per list so the original order comes back;
 - putting back what a turn claimed but never sent inserts it at the head of its list,
@@ -57,16 +58,29 @@ def next_lane(lane: str, target: str) -> str:
     return LANES[(LANES.index(current) + 1) % len(LANES)]
 
 
-def refile(inbox: InboxSurface, message: UserMessage, lane: str, target: InboxTarget) -> str:
-    """Re-file `message` (pending in `target`, badged `lane`) into the next lane; returns
-    that lane. Same id; a change of list puts it at the end of its new list."""
-    new_lane = next_lane(lane, target)
+def index_of(inbox: InboxSurface, target: str, message_id: str) -> int | None:
+    """The index of pending `message_id` in `target`, or None."""
+    for index, message in enumerate(list_of(inbox, target)):
+        if message.id == message_id:
+            return index
+    return None
+
+
+def refile(inbox: InboxSurface, message: UserMessage, lane: str, target: InboxTarget,
+           new_lane: str | None = None) -> str:
+    """Re-file `message` (pending in `target`, badged `lane`) into `new_lane` (default:
+    the next lane in the cycle); returns that lane. Same id; a change of list keeps its
+    index (clamped to the new list's end)."""
+    new_lane = new_lane if new_lane in LANES else next_lane(lane, target)
     new_target: InboxTarget = "next-turn" if LANE_TARGET[new_lane] == "next-turn" \
         else "next-step"
     updated = UserMessage.from_json({**message.to_json(),
                                      "source": with_lane(message.source, new_lane)})
     if new_target != target:
-        inbox.move(message.id, new_target, len(list_of(inbox, new_target)))
+        index = index_of(inbox, target, message.id)
+        destination = len(list_of(inbox, new_target))
+        inbox.move(message.id, new_target,
+                   destination if index is None else min(index, destination))
     inbox.replace(message.id, updated)
     return new_lane
 
