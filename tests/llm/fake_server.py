@@ -19,7 +19,7 @@ import json
 import socket
 import struct
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -132,8 +132,11 @@ class FakeServer:
     """
 
     def __init__(self, replies: Iterable[Reply] = (), *, deepseek_key: str | None = None,
-                 validate: bool = False) -> None:
+                 validate: bool = False,
+                 responder: Callable[[Seen], Reply] | None = None) -> None:
         self.validate = validate or deepseek_key is not None
+        self.responder = responder
+        """Answers every request the script does not (a model that reads the prompt)."""
         self.deepseek_key = deepseek_key
         self.script: deque[Reply] = deque(replies)
         self.requests: list[Seen] = []
@@ -183,6 +186,8 @@ class FakeServer:
                 reply = rejection
             elif self.script:
                 reply = self.script.popleft()
+            elif self.responder is not None:
+                reply = self.responder(seen)
             else:
                 reply = json_reply(500, {"error": {"message": "fake server script exhausted at "
                                                    f"request {len(self.requests)}",

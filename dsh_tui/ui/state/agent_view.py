@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from dsh_tui.harness.agent import Agent
@@ -10,6 +11,7 @@ from dsh_tui.harness.messages import UserMessage
 
 from .activity import Activity
 from .inbox_rows import Tombstone
+from .live_stream import LiveChunk, LiveStream
 from .text import visible_label
 from .transcript import TranscriptModel
 from .unsent import UnsentTracker
@@ -36,6 +38,12 @@ class AgentView:
         self._seed = int(agent.session.header.get("seedLength", 0) or 0)
         self.disposed = False
         self.last_error: str | None = None
+        self._live: list[tuple[int, LiveChunk]] = []
+        """Live reply chunks (`agent/assistant-stream`) since the last catch-up, each with
+        how many durable events the session held when it came: where it goes among them."""
+        self._stream = LiveStream()
+        self.live_applied = 0
+        """Live chunks folded so far (the bridge redraws a transcript when this moves)."""
 
     def _fresh_model(self) -> TranscriptModel:
         """An empty transcript, saying first how much of a huge log lies before the part
@@ -118,11 +126,24 @@ class AgentView:
         if event.seq == self.applied + len(arrived):
             arrived.append(event)
 
+    def live(self, frame: Mapping[str, Any]) -> bool:
+        """The bridge heard a live reply frame: keep its chunk for the next catch-up, placed
+        after the durable events the session holds now. False: the frame shows nothing."""
+        chunk = self._stream.chunk_of(frame)
+        if chunk is None:
+            return False
+        self._live.append((len(self.agent.session.events), chunk))
+        return True
+
     def catch_up(self) -> list[Any]:
-        """Apply session events appended since the last call; returns them (for the event log)."""
+        """Apply session events appended since the last call (and live chunks, each where it
+        came among them); returns the session events (for the event log)."""
         arrived, self._arrived = self._arrived, []
+        live, self._live = self._live, []
         events = self.agent.session.events
         count = len(events)
+        if live:
+            return self._catch_up_live(events, count, live)
         if count <= self.applied:
             return []
         if arrived and arrived[0].seq == self.applied and len(arrived) == count - self.applied:
@@ -139,6 +160,30 @@ class AgentView:
                 fold(event)
         self.applied = count
         return list(fresh)
+
+
+    def _catch_up_live(self, events: Any, count: int,
+                       live: list[tuple[int, LiveChunk]]) -> list[Any]:
+        fresh = list(events[self.applied:count]) if count > self.applied else []
+        apply = self.transcript.apply
+        fold = self.unsent.apply
+        track = self.activity.apply  # durable events only: it ignores stream chunks
+        self.live_applied += len(live)
+        pending = iter(live)
+        upcoming = next(pending, None)
+        for index, event in enumerate(fresh, self.applied):
+            while upcoming is not None and upcoming[0] <= index:
+                apply(upcoming[1])
+                upcoming = next(pending, None)
+            apply(event)
+            track(event)
+            if index >= self._seed:
+                fold(event)
+        while upcoming is not None:
+            apply(upcoming[1])
+            upcoming = next(pending, None)
+        self.applied = max(self.applied, count)
+        return fresh
 
 
 def _amount(size: int) -> str:

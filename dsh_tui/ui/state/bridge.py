@@ -156,6 +156,7 @@ class Bridge:
             on("agent/inbox/discarded", self._on_discarded),
             on("agent/error", self._on_error),
             on("session/event", self._on_session_event),
+            on("agent/assistant-stream", self._on_stream),
         ]
         for agent in self.ctx.agents.list():
             self._adopt(agent)
@@ -308,6 +309,15 @@ class Bridge:
         self._note(agent.id, "agent/error", str(error))
         self._schedule()
 
+    def _on_stream(self, payload: Mapping[str, Any]) -> None:
+        """A live reply frame of an agent whose chunks are not durable (a dsh runtime's):
+        its view folds it at the next flush, among the session events (`live_stream.py`)."""
+        view = self.views.get(payload["agent"].id)
+        frame = payload.get("frame")
+        if view is not None and isinstance(frame, Mapping) and view.live(frame):
+            self._sessions.add(view.id)
+            self._schedule()
+
     def _on_session_event(self, session: Any, event: Any) -> None:
         view = self.views.get(session.id)
         if view is None:
@@ -356,10 +366,13 @@ class Bridge:
             title = view.transcript.title
             start = view.applied
             unsent = view.unsent.version
+            live = view.live_applied
             fresh = view.catch_up()
             if view.unsent.version != unsent:
                 batch.inboxes.add(agent_id)  # claimed-never-sent messages came or went
                 batch.agents.add(agent_id)
+            if view.live_applied != live:
+                batch.transcripts.add(agent_id)  # live chunks of a remote reply
             if fresh:
                 batch.transcripts.add(agent_id)
                 for index, event in enumerate(fresh, start):
