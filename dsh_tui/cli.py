@@ -11,6 +11,10 @@
     dsh-tui serve [--host H] [--port P] [--trusted-host NAME]
                                  the app in a browser (textual-serve): one app per tab,
                                  for whoever opens the link with the token it prints
+    dsh-tui attach LINE|URL [--runtime-model PROVIDER/MODEL]
+                                 drive the sessions of a running `dsh --profile web`: give
+                                 the line it printed, or its URL with the token in
+                                 $DSH_WEB_TOKEN, in --token-file, or typed when asked
     dsh-tui --version
 
 Every ID is read alike (`dsh_tui.lookup`): an id, an id prefix or a title.
@@ -123,7 +127,17 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--trusted-host", action="append", metavar="NAME",
                        help="also answer to this host name (a reverse proxy's, or this "
                             "machine's name on the network); repeatable")
-    for command in (view, sessions, export, serve):
+    attach = commands.add_parser("attach", help="drive the sessions of a running dsh runtime")
+    attach.add_argument("target", metavar="LINE|URL",
+                        help="the line `dsh --profile web` printed (dsh web: http://…?token=…) "
+                             "or its URL; safer: the URL without the token, which then comes "
+                             "from $DSH_WEB_TOKEN, --token-file or a prompt")
+    attach.add_argument("--token-file", type=Path, metavar="FILE",
+                        help="read the launch token from FILE (first line)")
+    attach.add_argument("--runtime-model", metavar="PROVIDER/MODEL",
+                        help="the runtime route for sessions created here (default: the "
+                             "runtime's own default)")
+    for command in (view, sessions, export, serve, attach):
         _global_options(command, after=True)
     return parser
 
@@ -142,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
             return export_session(args)
         if args.command == "serve":
             return serve_app(args)
+        if args.command == "attach":
+            return run_attach(args)
         return run_app(args)
     except CliError as error:
         from dsh_tui.harness.safe_text import one_line
@@ -430,6 +446,75 @@ def _leave_on_signals(app: Any, stop_saving: Any) -> Iterator[None]:
     finally:
         for signum in installed:
             loop.remove_signal_handler(signum)
+
+
+def _attach_token(args: argparse.Namespace, target: str) -> str | None:
+    """The launch token when it is not in the URL: --token-file, $DSH_WEB_TOKEN, or typed at
+    a prompt that does not echo (never in argv, a log or an error message)."""
+    from dsh_tui.remote.endpoint import TOKEN_ENV
+
+    if "token=" in target:
+        return None
+    if args.token_file is not None:
+        try:
+            lines = args.token_file.read_text(encoding="utf-8").splitlines()
+        except OSError as error:
+            raise CliError(f"cannot read --token-file {args.token_file}: "
+                           f"{error.strerror or error}") from None
+        return lines[0].strip() if lines else ""
+    if os.environ.get(TOKEN_ENV):
+        return os.environ[TOKEN_ENV]
+    if sys.stdin is not None and sys.stdin.isatty():
+        import getpass
+
+        try:
+            return getpass.getpass("launch token (the part after ?token= of the runtime's "
+                                   "line): ")
+        except (EOFError, KeyboardInterrupt):
+            return None
+    return None
+
+
+def run_attach(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from dsh_tui.remote import EndpointError, parse_endpoint
+
+    target = args.target.strip()
+    try:
+        endpoint = parse_endpoint(target, token=_attach_token(args, target))
+    except EndpointError as error:
+        raise CliError(str(error)) from None
+    route = None
+    if args.runtime_model:
+        provider, _, model = args.runtime_model.partition("/")
+        if not provider or not model:
+            raise CliError("--runtime-model needs PROVIDER/MODEL (e.g. deepseek/deepseek-flash)")
+        route = (provider, model)
+    config = load_settings(args)
+    _check_terminal()
+    cwd = str(args.cwd) if args.cwd is not None else None
+    return asyncio.run(_run_attach(endpoint, config, route, cwd))
+
+
+async def _run_attach(endpoint: Any, config: UiConfig, route: tuple[str, str] | None,
+                      cwd: str | None) -> int:
+    from dsh_tui.compose import attach_world
+    from dsh_tui.remote import RemoteError
+    from dsh_tui.ui.app import DshApp
+
+    try:
+        ctx = await attach_world(endpoint, cwd=cwd, route=route)
+    except RemoteError as error:
+        raise CliError(f"cannot attach: {error}") from None
+    try:
+        app = DshApp(ctx, config)
+        with _leave_on_signals(app, lambda: None):
+            await app.run_async()
+    finally:
+        with _log_records_kept_off_the_terminal():
+            await ctx.scope.dispose()  # closes the connection; the runtime keeps every session
+    return 0
 
 
 def run_view(args: argparse.Namespace) -> int:

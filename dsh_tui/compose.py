@@ -151,3 +151,16 @@ def open_log(path: str | os.PathLike[str], tail_bytes: int | None = None) -> Con
     ctx = new_world(read_only=True)
     register_log_agent(ctx, header, events, pages=pages)
     return ctx
+
+
+async def attach_world(endpoint: Any, *, cwd: str | None = None,
+                       route: tuple[str, str] | None = None, wait: float = 15.0) -> Context:
+    """The world of a running dsh runtime (`dsh-tui attach`): its sessions as agents, kept
+    live over its web API (`dsh_tui.remote`). `route` (provider, model) is selected on the
+    sessions this client creates. Closing the context's root scope (`leave`) closes the
+    connection. Raises `dsh_tui.remote.RemoteError` (one line, no token) when the runtime
+    cannot be reached or refuses the token."""
+    from dsh_tui.remote import attach
+
+    world = await attach(endpoint, cwd=cwd, route=route, wait=wait)
+    return world.ctx

@@ -18,7 +18,7 @@ Gesture = Literal[
     "followup", "steer", "inject", "cancel_keep_inbox", "cancel_clear", "edit_item",
     "remove_item", "reorder_item", "refile_item", "promote_to_steer", "undo_discard",
     "restore_unsent", "clear_inbox", "deliver_kept", "breakpoint", "spawn_child",
-    "dispose", "rename",
+    "dispose", "rename", "stop_after_step",
 ]
 """Every gesture the screens offer on one agent (`refile_item` is the lane cycle;
 `promote_to_steer` its one step that moves a queued follow-up into the steer lane)."""

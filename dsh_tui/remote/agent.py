@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from dsh_tui.harness.agent import AgentOptions, AgentStatus, CancelCause
 from dsh_tui.harness.capabilities import Capabilities
 from dsh_tui.harness.events import agent_events
+from dsh_tui.harness.holds import InboxHold
 from dsh_tui.harness.inbox import InboxTarget
 from dsh_tui.harness.messages import UserMessage
 from dsh_tui.harness.session import SessionEvent
@@ -38,6 +39,7 @@ ASSISTANT_STREAM = "agent/assistant-stream"
 reply being streamed (docs/contract.md §12)."""
 
 INJECT = "the dsh runtime has no way to queue context without waking the agent"
+STOP_AFTER_STEP = "the dsh runtime has no stop at a step boundary: stop it now instead"
 ROOT_REFUSED: Mapping[str, str] = MappingProxyType({
     "inject": INJECT,
     "breakpoint": "the dsh runtime runs its steps itself: nothing can hold one before it "
@@ -47,6 +49,7 @@ ROOT_REFUSED: Mapping[str, str] = MappingProxyType({
     "restore_unsent": PUT_BACK,
     "spawn_child": "the dsh runtime starts sub-agents only from its model's tool calls",
     "dispose": "the dsh runtime keeps its sessions: dsh-tui only watches them",
+    "stop_after_step": STOP_AFTER_STEP,
 })
 CHILD_QUEUE = "the dsh runtime routes a sub-agent's queue through its parent: it cannot be " \
               "edited from outside"
@@ -302,6 +305,21 @@ class RemoteAgent:
                     "request": {"sessionId": self.id}}), failed)
         if not keep_inbox:
             self.inbox.clear()
+
+    def stop_after_step(self, cause: CancelCause | None = None) -> bool:
+        """Refused: the runtime has no stop at a step boundary (a cancel stops it now)."""
+        raise UnavailableError(STOP_AFTER_STEP)
+
+    @property
+    def holds(self) -> tuple[InboxHold, ...]:
+        """Always empty: the runtime's queue API has no edit holds."""
+        return ()
+
+    def hold(self, message_id: str, *, limit: float | None = None) -> InboxHold | None:
+        """Refused: the runtime cannot hold the claim of a queued item while it is edited;
+        an edit that comes after the claim is refused by the runtime and said (module
+        docstring)."""
+        raise UnavailableError("the dsh runtime cannot hold a queued item while it is edited")
 
     async def when_idle(self) -> None:
         """Resolve once no turn is open in the log."""

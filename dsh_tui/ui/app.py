@@ -13,21 +13,24 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import events
+from textual.actions import ActionParseResult
 from textual.app import ComposeResult
 from textual.binding import BindingType, Keymap
 from textual.command import CommandPalette, Provider
 from textual.css.query import NoMatches
+from textual.dom import DOMNode
 from textual.driver import Driver
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.timer import Timer
 
 from dsh_tui.harness import Context
+from dsh_tui.harness.connection import CONNECTION_EVENT, NOTICE_EVENT
 
 from .bindings import bind, keys_for
 from .commands import DshCommands, Palette
@@ -41,6 +44,7 @@ from .state.breakpoints import Breakpoints
 from .state.bridge import Bridge, FlushBatch
 from .state.config import ConfigError, UiConfig, save_setting
 from .state.gcpacing import GcPacing
+from .state.gestures import refusal_line
 from .state.keysfirst import KeysFirst
 from .state.text import visible
 from .strips import install as install_strip_fix
@@ -115,6 +119,7 @@ class DshApp(KeyGateApp):
         """Set when the app unmounts: late flushes and pauses find nothing to show."""
         self.breakpoints: Breakpoints | None = None
         self._main: MainScreen | None = None
+        self._world_offs: list[Callable[[], None]] = []
         self._interrupted_at = -QUIT_NEVER
         self._theme_ready = False
         self._unknown_keys: list[str] = []
@@ -177,6 +182,8 @@ class DshApp(KeyGateApp):
         main = self.main
         self.size_classes(main)  # the terminal's size is known now (after its Resize)
         main.start()
+        self._world_offs = [self.ctx.on(CONNECTION_EVENT, main.show_connection),
+                            self.ctx.on(NOTICE_EVENT, main.show_notice)]
         if self._unknown_keys:
             self.say(f"[keys] in the config names unknown actions: "
                      f"{', '.join(self._unknown_keys)}. "
@@ -193,6 +200,8 @@ class DshApp(KeyGateApp):
 
     def on_unmount(self) -> None:
         self.closing = True
+        for off in self._world_offs:
+            off()
         if self._spinner is not None:
             self._spinner.stop()
         self.bridge.stop()
@@ -294,6 +303,32 @@ class DshApp(KeyGateApp):
             self.gc_pacing.settle()
 
     # -- actions that work over every screen ---------------------------------------------------
+
+    async def run_action(self, action: str | ActionParseResult,
+                         default_namespace: DOMNode | None = None,
+                         namespaces: Mapping[str, DOMNode] | None = None) -> bool:
+        """Textual's, except that a gesture the selected agent cannot do (its key is greyed
+        out, `MainScreen.check_action`) says why in one line instead of doing nothing."""
+        name = action if isinstance(action, str) else action[1]
+        if self.explain_refusal(name):
+            return True
+        return await super().run_action(action, default_namespace, namespaces)
+
+    def explain_refusal(self, action: str) -> bool:
+        """If `action` is a gesture the selected agent cannot do (an agent in a dsh runtime
+        has no inject, …), say why in one line and return True."""
+        name = action.split("(", 1)[0].rsplit(".", 1)[-1]
+        main = self._main
+        if main is None or self.screen is not main or self.read_only:
+            return False
+        agent = main.selected_agent
+        line = refusal_line(agent, name, main.display_name(agent.id)) \
+            if agent is not None else None
+        if line is None:
+            return False
+        self.say(line, "warning")
+        return True
+
 
     def run_palette_action(self, name: str) -> None:
         """Run an action the palette offers where it lives: here, else on the main screen."""

@@ -38,7 +38,9 @@ async def run_bound_key(widget: Any, event: events.Key) -> bool:
     event.stop()
     event.prevent_default()
     if not active.enabled:
-        widget.app.bell()
+        explain = getattr(widget.app, "explain_refusal", None)  # a gesture this agent lacks
+        if explain is None or not explain(active.binding.action):
+            widget.app.bell()
         return True
     await widget.app.run_action(active.binding.action, active.node)
     return True

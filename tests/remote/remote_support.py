@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from remote_runtime import ROUTE
@@ -16,9 +16,10 @@ from dsh_tui.remote.stream import expand
 
 
 async def wait_for(check: Callable[[], Any], what: str, timeout: float = 30.0,
-                   state: Callable[[], Any] | None = None) -> Any:
+                   state: Callable[[], Any] | None = None,
+                   pump: Callable[[], Awaitable[None]] | None = None) -> Any:
     """Poll `check` until it is truthy (returns its value); fail after `timeout` seconds,
-    saying `state()` when given."""
+    saying `state()` when given. `pump` replaces the pause between checks (an app's)."""
     deadline = time.monotonic() + timeout
     while True:
         value = check()
@@ -27,7 +28,7 @@ async def wait_for(check: Callable[[], Any], what: str, timeout: float = 30.0,
         if time.monotonic() > deadline:
             seen = f"; state: {state()}" if state is not None else ""
             raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}{seen}")
-        await asyncio.sleep(0.02)
+        await (pump() if pump is not None else asyncio.sleep(0.02))
 
 
 def describe(agent: RemoteAgent) -> str:

@@ -137,7 +137,11 @@ class InboxActions:
         agent, row = found
         message: UserMessage = row.message
         self.host.bridge.suppress_tombstones(message.id)
-        lane = refile(agent.inbox, message, row.lane, _target(row))
+        try:
+            lane = refile(agent.inbox, message, row.lane, _target(row))
+        except Exception as error:  # a runtime's agent moves only follow-up → steer
+            self.host.say(f"#{message.id[:6]} stays where it is: {error}", "warning")
+            return
         note = ""
         if agent.status != "running" and lane != "inject":
             note = " The agent is idle: enter on an empty composer delivers the inbox."

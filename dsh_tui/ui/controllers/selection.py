@@ -13,6 +13,8 @@ from typing import Protocol
 from textual.content import Content
 from textual.widget import Widget
 
+from dsh_tui.harness.capabilities import Capabilities, capabilities_of
+
 from ..state.bridge import FlushBatch
 from ..state.text import visible_label
 from ..state.titles import TranscriptTitle
@@ -54,6 +56,8 @@ class SelectionKeeper:
         self.selected_id: str | None = None
         self._greyed = True
         """Whether the footer was last drawn with no agent selected (see `check_action`)."""
+        self._caps: Capabilities | None = None
+        """The selected agent's capabilities when the footer was last drawn."""
 
     def select(self, agent_id: str | None, *, focus_tree: bool = False,
                from_tree: bool = False) -> None:
@@ -64,8 +68,10 @@ class SelectionKeeper:
         views = host.bridge.views
         if agent_id is not None and agent_id not in views:
             return
-        if (agent_id is None) != self._greyed:
+        caps = capabilities_of(views[agent_id].agent) if agent_id is not None else None
+        if (agent_id is None) != self._greyed or caps != self._caps:
             self._greyed = agent_id is None
+            self._caps = caps  # an agent that cannot do everything greys out other keys
             host.refresh_bindings()  # `check_action` answers differently now
         if agent_id != self.selected_id:
             self.selected_id = agent_id

@@ -58,9 +58,9 @@ class Sending:
             else:
                 host.say("Nothing to send: type a message first.")
             return
-        self.send_text(agent, text, lane)
-        composer.remember(text)
-        composer.clear()
+        if self.send_text(agent, text, lane):  # refused: the text stays in the composer
+            composer.remember(text)
+            composer.clear()
 
     def send_text(self, agent: Agent, text: str, lane: str) -> bool:
         """Send `text` as a new message in `lane`; False (after saying why) if it failed."""

@@ -21,6 +21,7 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from dsh_tui.harness import Agent, Context
+from dsh_tui.harness.connection import Connection, Notice, connection_of
 
 from ..bindings import bind, keys_for
 from ..controllers.agents import AgentActions, offers_routes
@@ -38,6 +39,7 @@ from ..state.agent_view import AgentView
 from ..state.breakpoints import Breakpoints, Pause
 from ..state.bridge import Bridge, FlushBatch
 from ..state.config import UiConfig
+from ..state.gestures import refused
 from ..state.workspace import initial_breakpoints, initial_selection
 from ..widgets.agent_tree import AgentTree
 from ..widgets.breakpoint_panel import BreakpointPanel
@@ -178,7 +180,7 @@ class MainScreen(Screen[None]):
     def start(self) -> None:
         """Called by the app once the panes are mounted and the keymap is set: titles,
         the bridge's listeners and first flush, the composer's hint and focus."""
-        set_title(self.agent_tree, "Agents")
+        self.show_connection(connection_of(self.ctx))  # the app hears later changes
         set_title(self.transcript, "Transcript")
         set_title(self.inbox, "Inbox")
         self.bridge.start()
@@ -188,6 +190,18 @@ class MainScreen(Screen[None]):
                 f"Message the selected agent — {self.key_name('followup')} follow-up · "
                 f"{self.key_name('steer')} steer · {self.key_name('inject')} inject")
         self.composer.focus()
+
+    def show_connection(self, connection: Connection | None) -> None:
+        """The agents pane names where an attached world's agents run, and says when the
+        link is down (`reconnecting`, `closed`); a local world's pane is just "Agents"."""
+        if not self.closing:
+            set_title(self.agent_tree, "Agents" if connection is None else
+                      f"Agents · {connection.describe()}")
+
+    def show_notice(self, notice: Notice) -> None:
+        """A line the world owes the person (a request its runtime refused, …)."""
+        if not self.closing:
+            self.say(notice.text, notice.level, timeout=8)
 
     def restore_workspace(self) -> None:
         """A reopened workspace comes back as it was left: its selection and breakpoints."""
@@ -212,6 +226,8 @@ class MainScreen(Screen[None]):
             return False
         if action in self.NEEDS_AGENT and self.selected_agent is None:
             return None
+        if refused(self.selected_agent, action) is not None:
+            return None  # this agent cannot (a dsh runtime's): pressed, it says why (app.py)
         return True
 
     def panes(self) -> ComposeResult:
