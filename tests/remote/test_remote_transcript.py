@@ -3,6 +3,7 @@ token by token, and the durable message completes the same item (no second copy)
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from remote_support import attached, events_of, new_agent, wait_for
@@ -31,7 +32,7 @@ async def test_a_remote_reply_streams_into_the_transcript_then_completes(runtime
 
         await wait_for(partial, "the reply to grow before its message is stored")
         assert view.transcript.streaming
-        assert all(b.startswith(a) for a, b in zip(grown, grown[1:], strict=False))
+        assert all(b.startswith(a) for a, b in itertools.pairwise(grown))
 
         def done() -> Any:
             bridge.flush()
