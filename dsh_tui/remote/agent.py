@@ -51,13 +51,10 @@ ROOT_REFUSED: Mapping[str, str] = MappingProxyType({
     "dispose": "the dsh runtime keeps its sessions: dsh-tui only watches them",
     "stop_after_step": STOP_AFTER_STEP,
 })
-CHILD_QUEUE = "the dsh runtime routes a sub-agent's queue through its parent: it cannot be " \
-              "edited from outside"
 CHILD_REFUSED: Mapping[str, str] = MappingProxyType({
     **ROOT_REFUSED,
-    **dict.fromkeys(("edit_item", "remove_item", "refile_item", "promote_to_steer",
-                     "clear_inbox", "cancel_clear"), CHILD_QUEUE),
-    "rename": "the dsh runtime names a sub-agent from its parent's call",
+    "rename": "the dsh runtime keeps a sub-agent's name with its parent (it refuses a rename "
+              "from outside)",
 })
 ONE_SHOT = "a one-shot sub-agent takes no further messages"
 
@@ -299,7 +296,9 @@ class RemoteAgent:
         if self.status == "running":
             if self.parent_id:
                 self._run(lambda: self.world.rpc.call("subagents/interruptByParent", {
-                    "childSessionId": self.id, "parentSessionId": self.parent_id}), failed)
+                    "childSessionId": self.id, "parentSessionId": self.parent_id,
+                    "mode": "continuable" if self.mode in (None, "unknown") else self.mode}),
+                    failed)
             else:
                 self._run(lambda: self.world.rpc.call("session/cancel", {
                     "request": {"sessionId": self.id}}), failed)

@@ -100,6 +100,10 @@ async def test_the_issue_scenario_against_the_runtime(runtime) -> None:
         assert world.ctx.agents.owner_of(child.id) is agent
         assert child.session.header.get("parentSession") == agent.id
         await wait_for(lambda: events_of(child, "turn/end"), "the sub-agent's turn")
+        child.followup(user_message("more for the child [words=3]"))  # through its parent
+        await wait_for(lambda: len(events_of(child, "turn/end")) >= 2 and child.status == "idle",
+                       "the sub-agent's second turn", state=lambda: describe(child))
+        assert "more for the child [words=3]" in user_texts(child)
         await wait_for(lambda: agent.status == "idle" and not inbox.runtime_pending("next-turn")
                        and events_of(agent, "turn/end")[-1].data["turn"] >= 4,
                        "the parent to settle", timeout=40, state=lambda: describe(agent))
