@@ -64,3 +64,23 @@ def test_a_packed_stream_expands_to_the_chunks_it_stands_for() -> None:
               "name": "read"}),
         (31, {"type": "tool-call-delta", "index": 1, "argumentsDelta": "th\": 1}"}),
     ]
+
+
+def test_attach_reads_the_token_from_a_file_or_says_what_is_missing(tmp_path, monkeypatch,
+                                                                    capsys) -> None:
+    from dsh_tui.cli import main
+
+    monkeypatch.delenv("DSH_WEB_TOKEN", raising=False)
+    monkeypatch.setenv("DSH_TUI_CONFIG", str(tmp_path / "none.toml"))
+    assert main(["attach", "http://127.0.0.1:9"]) == 2  # no token anywhere, no terminal
+    assert "no launch token" in capsys.readouterr().err
+    assert main(["attach", "http://127.0.0.1:9", "--token-file", str(tmp_path / "nope")]) == 2
+    assert "cannot read --token-file" in capsys.readouterr().err
+    secret = tmp_path / "token"
+    secret.write_text(f"{TOKEN}\n")
+    assert main(["attach", "http://127.0.0.1:9", "--token-file", str(secret)]) == 2
+    err = capsys.readouterr().err  # the token was read; the app needs a terminal first
+    assert "needs a terminal" in err and TOKEN not in err
+    monkeypatch.setenv("DSH_WEB_TOKEN", TOKEN)
+    assert main(["attach", "http://127.0.0.1:9", "--runtime-model", "flash"]) == 2
+    assert "--runtime-model needs PROVIDER/MODEL" in capsys.readouterr().err
