@@ -149,6 +149,43 @@ async def test_dispose_asks_first() -> None:
         assert tree_paths(app) == ["planner"] and app.main.selected_id == "planner"
 
 
+async def test_after_a_dispose_the_cursor_goes_to_the_row_above() -> None:
+    """The neighbour, never a jump: the last row's cursor used to land on the first root
+    (and a second child's on its owner, past its sibling)."""
+    ctx, _ = world([])
+    await add_agent(ctx, "first", "first")
+    second = await add_agent(ctx, "second", "second")
+    await add_agent(ctx, "kid-a", "kid a", owner=second)
+    await add_agent(ctx, "kid-b", "kid b", owner=second)
+    await add_agent(ctx, "third", "third")
+    await add_agent(ctx, "fourth", "fourth")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = app.main.agent_tree
+
+        async def dispose(agent_id: str) -> str | None:
+            app.main.select_agent(agent_id, focus_tree=True)
+            await pilot.press("delete")
+            assert isinstance(app.screen, ConfirmScreen)
+            await pilot.press("y")
+            await app.workers.wait_for_complete()
+            await settle(pilot)
+            assert ctx.agents.get(agent_id) is None
+            assert tree.cursor_agent_id == app.main.selected_id
+            return app.main.selected_id
+
+        assert await dispose("fourth") == "third"  # the last row: the one above
+        assert await dispose("kid-b") == "kid-a"  # a second child: its sibling above
+        assert await dispose("kid-a") == "second"  # a first child: its owner
+        assert await dispose("first") == "second"  # the top row: the one taking its place
+        assert tree_paths(app) == ["second", "third"]
+        app.main.select_agent("third", focus_tree=True)
+        await ctx.agents.dispose("third")  # gone another way (a tool, the CLI): same rule
+        await settle(pilot)
+        assert app.main.selected_id == "second" and tree.cursor_agent_id == "second"
+
+
 async def test_an_agent_started_by_a_tool_is_disposed_through_the_registry() -> None:
     ctx, _ = world([])
     await add_agent(ctx, "first", "first")

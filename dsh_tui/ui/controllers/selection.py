@@ -99,12 +99,11 @@ class SelectionKeeper:
         views = host.bridge.views
         tree = host.agent_tree
         if batch.structure:
-            node = tree.nodes.get(self.selected_id or "")
-            owner = node.parent.data if node is not None and node.parent is not None else None
+            neighbour = self._neighbour() if self.selected_id not in views else None
             tree.sync_structure(host.ctx.agents, views)
             tree.refresh_rows(views)
             if self.selected_id not in views or self.selected_id not in tree.nodes:
-                self._select_fallback(owner)
+                self._select_fallback(neighbour)
             else:
                 tree.select_agent(self.selected_id)  # rows moved: the cursor stays on it
         elif batch.agents:
@@ -121,15 +120,37 @@ class SelectionKeeper:
             host.event_log.append_new()
         self.editing.check()
 
-    def _select_fallback(self, owner: str | None = None) -> None:
-        """The selected agent went away: select its owner, else the first root."""
+    def _neighbour(self) -> str | None:
+        """Where the cursor goes if the selected agent has gone: the nearest row above it
+        whose agent is still live (the row above, its owner for a first child), else the
+        nearest below (the row taking its place at the top). Read before the tree drops
+        the rows; the live agents are the bridge's views, already updated."""
+        tree = self.host.agent_tree
+        views = self.host.bridge.views
+        node = tree.nodes.get(self.selected_id or "")
+        if node is None:
+            return None
+        last = tree.last_line  # (rebuilds the lines, so `node.line` is current)
+        line = node.line
+        if line < 0:
+            return None
+        for other in (*range(line - 1, -1, -1), *range(line + 1, last + 1)):
+            row = tree.get_node_at_line(other)
+            if row is not None and row.data in views:
+                return row.data
+        return None
+
+    def _select_fallback(self, neighbour: str | None = None) -> None:
+        """The selected agent went away: select its neighbour (`_neighbour`), else the
+        first root."""
         host = self.host
         current = self.selected_id
         if current is not None and current in host.agent_tree.nodes:
             return
         self.selected_id = None
-        if owner is not None and owner in host.agent_tree.nodes and owner in host.bridge.views:
-            self.select(owner)
+        if neighbour is not None and neighbour in host.agent_tree.nodes \
+                and neighbour in host.bridge.views:
+            self.select(neighbour)
             return
         roots = [a for a in host.ctx.agents.roots() if a.id in host.bridge.views]
         self.select(roots[0].id if roots else None)
