@@ -45,7 +45,7 @@ def test_a_small_terminal_shows_the_reply_the_inbox_and_whole_dialogs(
     term.wait_gone("Edit queued message")
     term.press("ctrl+l")  # stop and clear asks first
     term.wait_for("discard 1 pending item")
-    _button_row(term, "No (n)", "Stop and clear (y)")
+    _button_row(term, "No (n)", "Stop and clear (ctrl+y)")
     term.press("escape")
     term.wait_gone("discard 1 pending item")
     term.press("ctrl+q")

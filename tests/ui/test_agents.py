@@ -7,7 +7,7 @@ from typing import Any
 from textual.widgets import Input
 
 from dsh_tui.llm.scripted import hang, text
-from dsh_tui.ui.screens.confirm import ConfirmScreen
+from dsh_tui.ui.screens.confirm import YES_KEY, ConfirmScreen
 from dsh_tui.ui.screens.name import NameScreen
 
 from .conftest import SIZE, add_agent, idle, make_app, msg, screen_text, settle, wait_until, world
@@ -142,11 +142,54 @@ async def test_dispose_asks_first() -> None:
         await pilot.press("n")
         assert ctx.agents.get("doomed") is not None
         await pilot.press("delete")
-        await pilot.press("y")
+        await pilot.press(YES_KEY)
         await app.workers.wait_for_complete()
         await settle(pilot)
         assert ctx.agents.get("doomed") is None and ctx.agents.get("doomed-child") is None
         assert tree_paths(app) == ["planner"] and app.main.selected_id == "planner"
+
+
+async def test_a_destructive_confirm_takes_a_deliberate_key_and_defaults_to_no() -> None:
+    """A single `y` disposed an agent and stopped-and-cleared a running one: prose typed a
+    beat too long after the dialog opened answered yes."""
+    ctx, _ = world([hang()])
+    agent = await add_agent(ctx, "planner", "planner")
+    await add_agent(ctx, "doomed", "doomed")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        agent.followup(msg("long job", "m0"))
+        await wait_until(pilot, lambda: agent.status == "running")
+        agent.followup(msg("next one", "q1"))
+        await settle(pilot)
+        app.main.select_agent("planner")
+        await pilot.press("ctrl+l")
+        assert isinstance(app.screen, ConfirmScreen)
+        shown = screen_text(app)
+        assert f"Stop and clear ({YES_KEY})" in shown and "No (n)" in shown
+        await pilot.press(*"yes")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)  # still asking; nothing was decided
+        assert agent.status == "running" and agent.inbox.has_pending
+        assert any(YES_KEY in n.message for n in app._notifications)  # it says which key
+        await pilot.press("enter")  # the focus starts on No
+        await settle(pilot)
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert agent.status == "running" and agent.inbox.has_pending
+
+        app.main.select_agent("doomed", focus_tree=True)
+        await pilot.press("delete")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y", "enter")
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        assert ctx.agents.get("doomed") is not None
+        await pilot.press("delete")
+        await pilot.press(YES_KEY)
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        assert ctx.agents.get("doomed") is None
+        agent.cancel(None, keep_inbox=True)
+        await idle(pilot, agent)
 
 
 async def test_after_a_dispose_the_cursor_goes_to_the_row_above() -> None:
@@ -168,7 +211,7 @@ async def test_after_a_dispose_the_cursor_goes_to_the_row_above() -> None:
             app.main.select_agent(agent_id, focus_tree=True)
             await pilot.press("delete")
             assert isinstance(app.screen, ConfirmScreen)
-            await pilot.press("y")
+            await pilot.press(YES_KEY)
             await app.workers.wait_for_complete()
             await settle(pilot)
             assert ctx.agents.get(agent_id) is None
@@ -197,7 +240,7 @@ async def test_an_agent_started_by_a_tool_is_disposed_through_the_registry() -> 
         app.main.select_agent("tool-child", focus_tree=True)
         await pilot.press("delete")
         assert isinstance(app.screen, ConfirmScreen)
-        await pilot.press("y")
+        await pilot.press(YES_KEY)
         await app.workers.wait_for_complete()
         await settle(pilot)
         assert ctx.agents.get("tool-child") is None
@@ -244,7 +287,7 @@ async def test_ctrl_l_cancels_and_clears_after_asking() -> None:
         await pilot.press("escape")  # escape answers no
         assert agent.status == "running" and agent.inbox.has_pending
         await pilot.press("ctrl+l")
-        await pilot.press("y")
+        await pilot.press(YES_KEY)
         await idle(pilot, agent)
         assert not agent.inbox.has_pending
         ends = [e.data["reason"]["kind"] for e in agent.session.events if e.type == "turn/end"]

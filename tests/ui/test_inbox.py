@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 from dsh_tui.llm.scripted import hang, text
-from dsh_tui.ui.screens.confirm import ConfirmScreen
+from dsh_tui.ui.screens.confirm import YES_KEY, ConfirmScreen
 from dsh_tui.ui.screens.edit import EditScreen
 
 from .conftest import SIZE, add_agent, idle, make_app, msg, screen_text, settle, wait_until, world
@@ -201,7 +201,7 @@ async def test_clear_asks_first() -> None:
         await pilot.press("n")
         assert agent.inbox.has_pending
         await pilot.press("shift+delete")
-        await pilot.press("y")
+        await pilot.press(YES_KEY)
         await settle(pilot)
         assert not agent.inbox.has_pending and agent.status == "running"
         await pilot.press("ctrl+z")  # undo brings both back

@@ -21,7 +21,7 @@ from dsh_tui.llm.scripted import hang
 from dsh_tui.reopen import choose_target, open_workspace
 from dsh_tui.ui.app import DshApp
 from dsh_tui.ui.keys import startup_keymap
-from dsh_tui.ui.screens.confirm import ConfirmScreen
+from dsh_tui.ui.screens.confirm import YES_KEY, ConfirmScreen
 from dsh_tui.ui.screens.name import NameScreen
 from dsh_tui.ui.screens.sessions import SessionsScreen
 from dsh_tui.ui.state.workspace import new_workspace, record_root, root_meta, start_workspace
@@ -69,16 +69,16 @@ async def test_f3_filters_deletes_and_archives_after_a_confirm_and_exports(
         assert "scout" in exported and "work for scout" in exported  # its child, nested
         await pilot.press("delete")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        await pilot.press("y")
+        await pilot.press(YES_KEY)
         await wait_until(pilot, lambda: "Deleted 2 sessions" in screen_text(app))
         await pilot.press("ctrl+u", *"beta", "ctrl+a")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         assert "Archive beta?" in screen_text(app)
-        await pilot.press("y")
+        await pilot.press(YES_KEY)
         await wait_until(pilot, lambda: "Archived 1 session" in screen_text(app))
         await pilot.press("ctrl+u", *"now", "delete")  # open here: refused, kept
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        await pilot.press("y")
+        await pilot.press(YES_KEY)
         await wait_until(pilot, lambda: "current is open here: dispose it first"
                          in screen_text(app))
         await pilot.press("escape")
