@@ -7,6 +7,8 @@ agent's screen; the batch can be edited before continuing; escape stops the agen
 
 from __future__ import annotations
 
+import pytest
+
 from dsh_tui.llm.scripted import text, tool_call
 from dsh_tui.loop import Tool
 
@@ -210,3 +212,46 @@ async def test_search_leaves_breakpoints_alone() -> None:
         app.main.select_agent("planner", focus_tree=True)
         await pilot.press("f7")  # f7 still removes it
         assert not app.breakpoints.is_armed("planner")
+
+
+async def _walk(pilot, app, key: str, presses: int) -> list[str]:
+    """The id of what has the focus after each of `presses` presses of `key`."""
+    seen = []
+    for _ in range(presses):
+        await pilot.press(key)
+        await pilot.pause()
+        seen.append(app.focused.id if app.focused is not None else "")
+    return seen
+
+
+@pytest.mark.parametrize("size", [SIZE, (80, 24)])  # wide, and narrow (side panes folded)
+async def test_tab_never_lands_on_skip_whose_enter_ends_the_turn(size: tuple[int, int]) -> None:
+    """shift+tab from the composer went inbox, "Continue, remove", "Skip step": one more
+    enter, meant for the composer, ended the turn. The button row is one stop (Continue);
+    the other buttons are reached with the arrows, and Skip says what enter would do."""
+    ctx, _ = world([text("done")])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=size) as pilot:
+        app.main.select_agent("planner")
+        await app.run_action("screen.toggle_breakpoint")  # (f7 is the tree's, folded if narrow)
+        assert app.breakpoints.is_armed("planner")
+        agent.followup(msg("compare the designs", "m1"))
+        await _paused(pilot, app)
+        panel = app.main.breakpoint_panel
+        for key in ("shift+tab", "tab"):
+            app.main.composer.focus()
+            await pilot.pause()
+            seen = await _walk(pilot, app, key, 12)
+            assert "continue" in seen, (key, seen)
+            assert "skip" not in seen and "disarm" not in seen, (key, seen)
+        app.query_one("#continue").focus()
+        assert await _walk(pilot, app, "right", 3) == ["disarm", "skip", "skip"]
+        assert "enter on Skip step ends this turn" in str(panel.border_subtitle)
+        assert await _walk(pilot, app, "left", 1) == ["disarm"]
+        assert "enter on Skip step" not in str(panel.border_subtitle)
+        await _walk(pilot, app, "right", 1)
+        assert await _walk(pilot, app, "shift+tab", 1) == ["continue"]
+        assert app.breakpoints.paused.get("planner") is not None  # nothing was decided
+        await pilot.press("f8")
+        await idle(pilot, agent)

@@ -3,15 +3,17 @@
 It sits under the transcript and is visible only while the *selected* agent waits
 at its breakpoint, so another agent's pause never covers the screen or takes a
 key. It lists the batch the step will send (enter on a message edits it, same id)
-and offers continue, skip and continue-and-remove as buttons; `f8` continues from
+and offers continue, continue-and-remove and skip as buttons; `f8` continues from
 anywhere. It has no letter keys: prose typed into it can never decide a step, and
-escape is the app's stop, never "continue".
+escape is the app's stop, never "continue". The button row is one tab stop, Continue;
+the arrows reach the others, so tab never lands on Skip, whose enter ends the turn.
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -54,6 +56,44 @@ class BatchList(OptionList):
     ]
 
 
+class RowButton(Button):
+    """A button of the panel's row. Only a `tab_stop` button is in the tab order; the
+    others take the focus when the row's arrows bring it (`reach`) and keep it until it
+    leaves. Clicking presses any of them."""
+
+    def __init__(self, label: str, *, tab_stop: bool = False, **kwargs: Any) -> None:
+        super().__init__(label, **kwargs)
+        self.tab_stop = tab_stop
+        self._reached = False
+
+    def allow_focus(self) -> bool:
+        return self.tab_stop or self._reached or self.has_focus
+
+    def reach(self) -> None:
+        """Focus it: the person moved here on purpose (an arrow key)."""
+        self._reached = True
+        self.focus()
+
+    def on_blur(self, _event: events.Blur) -> None:
+        self._reached = False
+
+
+class ButtonRow(Horizontal):
+    """left/right move between the row's buttons (no wrap)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("left", "step(-1)", "Previous button", show=False),
+        Binding("right", "step(1)", "Next button", show=False),
+    ]
+
+    def action_step(self, by: int) -> None:
+        buttons = list(self.query(RowButton))
+        focused = self.screen.focused
+        if not isinstance(focused, RowButton) or focused not in buttons:
+            return
+        buttons[min(max(buttons.index(focused) + by, 0), len(buttons) - 1)].reach()
+
+
 class BreakpointPanel(Vertical):
     """Shows one `Pause` (or nothing). Decisions and edits are posted as messages."""
 
@@ -76,14 +116,15 @@ class BreakpointPanel(Vertical):
         super().__init__(**kwargs)
         self.pause: Pause | None = None
         self.can_focus = False
+        self._subtitle = Content("")
 
     def compose(self) -> ComposeResult:
         yield Static(id="bp-where")
         yield BatchList(id="bp-batch")
-        with Horizontal(id="bp-buttons"):
-            yield Button("Continue (f8)", id=CONTINUE, variant="primary")
-            yield Button("Skip step", id=SKIP, variant="error")
-            yield Button("Continue, remove ◆", id=DISARM)
+        with ButtonRow(id="bp-buttons"):
+            yield RowButton("Continue (f8)", id=CONTINUE, variant="primary", tab_stop=True)
+            yield RowButton("Continue, remove ◆", id=DISARM)
+            yield RowButton("Skip step", id=SKIP, variant="error")
 
     def show(self, pause: Pause | None, agent_name: str = "") -> None:
         """Show `pause` (None hides the panel); called again after an edit to redraw."""
@@ -109,9 +150,26 @@ class BreakpointPanel(Vertical):
         listing.display = bool(count)
         if count:
             listing.highlighted = min(keep or 0, count - 1)
-        self.border_subtitle = Content(
+        self._subtitle = Content(
             "enter on a message edits it · skip: turn ends blocked, messages offered back · "
             "escape stops" if count else "skip: the turn ends blocked · escape stops")
+        self._show_subtitle()
+
+    def _show_subtitle(self) -> None:
+        """What the panel's keys do; with the focus on Skip, what enter there would do."""
+        focused = self.screen.focused if self.is_attached else None
+        if isinstance(focused, RowButton) and focused.id == SKIP and self in focused.ancestors:
+            self.border_subtitle = Content.styled(
+                "enter on Skip step ends this turn blocked (its messages are offered back) · "
+                "← → move", "bold $warning")
+        else:
+            self.border_subtitle = self._subtitle
+
+    def on_descendant_focus(self, _event: events.DescendantFocus) -> None:
+        self._show_subtitle()
+
+    def on_descendant_blur(self, _event: events.DescendantBlur) -> None:
+        self.call_later(self._show_subtitle)  # after the focus has landed elsewhere
 
     def _leave(self) -> None:
         composer = self.app.query("#composer")
