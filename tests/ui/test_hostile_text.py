@@ -158,8 +158,7 @@ async def test_every_app_surface_renders_hostile_text_safely(tmp_path: Path) -> 
         assert "pasted" in app.main.composer.text and unsafe_in(app.main.composer.text) == []
         assert_clean(app, "composer")
         # palette entries are built from agent names and ids
-        entries = [title + " " + help_text for title, help_text, _ in
-                   DshCommands(app.screen)._commands()]
+        entries = [row.title + " " + row.help for row in DshCommands(app.screen)._commands()]
         assert any("child" in entry for entry in entries)
         for entry in entries:
             assert unsafe_in(entry, label=True) == []
