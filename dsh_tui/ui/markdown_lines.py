@@ -332,7 +332,7 @@ def _table(node: SyntaxTreeNode, width: int, look: Look) -> list[Content]:
         cells_of_row.extend(Content("") for _ in range(columns - len(cells_of_row)))
     aligns.extend("left" for _ in range(columns - len(aligns)))
     widths = _column_widths(rows, columns, width)
-    line_style = "$foreground 20%"
+    line_style = "$line-muted"
     lines: list[Content] = []
 
     def rule(left: str, middle: str, right: str) -> Content:

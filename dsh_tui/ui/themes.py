@@ -21,12 +21,15 @@ THEME_KEYS = frozenset({
 })
 
 VARIABLE_DEFAULTS: dict[str, str] = {
+    "line-muted": "#767676",
     "lane-followup": "#7C8CF8",
     "lane-steer": "#D89B3A",
     "lane-inject": "#B77FDB",
     "lane-context": "#8FA1B3",
 }
-"""Fallbacks for the variables our CSS uses, so Textual's built-in themes work too."""
+"""Fallbacks for the variables our CSS uses, so Textual's built-in themes work too.
+`line-muted` (unfocused borders, tree guides, rules) is a grey 3:1 or more against
+Textual's dark and light backgrounds alike."""
 
 
 class ThemeError(ValueError):

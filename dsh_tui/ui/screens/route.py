@@ -22,6 +22,7 @@ from textual.widgets.option_list import Option
 
 from ..state.routes import Route
 from ..state.text import visible_label
+from ..widgets.flat_highlight import FlatOptionList
 
 
 class RouteScreen(ModalScreen[str | None]):
@@ -56,7 +57,7 @@ class RouteScreen(ModalScreen[str | None]):
             options.append(Option(Content(visible_label(line)), id=route.name))
         with Vertical():
             yield Static(Content.styled(visible_label(self.question), "bold"), id="route-title")
-            yield OptionList(*options, id="route-list")
+            yield FlatOptionList(*options, id="route-list")
             yield Static(Content("enter chooses · ↑↓ move · escape cancels"), id="route-keys")
 
     def on_mount(self) -> None:

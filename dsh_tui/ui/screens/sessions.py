@@ -36,6 +36,7 @@ from dsh_tui.harness.persistence.catalog import (
 
 from ..state.session_rows import cells, heading, name, pad, size, status, when
 from ..state.text import visible_label
+from ..widgets.flat_highlight import FlatOptionList
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,7 @@ class SessionsScreen(ModalScreen["Chosen | None"]):
                                            "$text-muted")), id="sessions-title")
             yield Static(self._filter_line(), id="sessions-filter")
             yield Static(Content(self.note), id="sessions-note")
-            yield OptionList(id="sessions-list")
+            yield FlatOptionList(id="sessions-list")
 
     def on_mount(self) -> None:
         self._fill()

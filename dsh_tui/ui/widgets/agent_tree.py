@@ -36,13 +36,6 @@ running agent, and with 20 agents streaming that was a third of the app's frame 
 class AgentTree(PaneKeys, KeepLinesOnHeight, Tree[str]):
     """A Tree whose node data is the agent id."""
 
-    # Stays here, in the widget's default CSS, where Tree's own `:focus` and `:light` guide
-    # colours (more specific) still win, as they always did; from a .tcss file (which outranks
-    # every default rule) it would recolour the guides of a focused tree and the light theme.
-    DEFAULT_CSS = """
-    AgentTree > .tree--guides, AgentTree > .tree--guides-hover { color: $foreground 35%; }
-    """
-
     BINDINGS: ClassVar[list[BindingType]] = [
         bind("spawn_child", action="screen.spawn_child"),
         bind("dispose_agent", action="screen.dispose_agent"),

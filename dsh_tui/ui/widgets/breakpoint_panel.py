@@ -27,6 +27,7 @@ from ..state.breakpoints import CONTINUE, SKIP, Pause
 from ..state.lanes import lane_of, source_label
 from ..state.text import short_id, visible
 from .blocks import lane_badge
+from .flat_highlight import FlatHighlight
 
 DISARM = "disarm"
 PREVIEW_LINES = 2
@@ -48,7 +49,7 @@ def batch_prompt(message: Any, edited: bool = False) -> Content:
     return head + "\n" + Content(body)
 
 
-class BatchList(OptionList):
+class BatchList(FlatHighlight, OptionList):
     """The claimed batch; enter (or a click) on a message asks to edit it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

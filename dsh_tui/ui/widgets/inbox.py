@@ -31,6 +31,7 @@ from ..state.inbox_rows import InboxRow, inbox_rows
 from ..state.lanes import lane_of, source_label
 from ..state.text import short_id, visible
 from .blocks import lane_badge
+from .flat_highlight import FlatHighlight
 from .repaint import EdgeTitle, KeepLinesOnHeight, ScrollsWithoutLayout
 
 PREVIEW_LINES = 3
@@ -93,7 +94,7 @@ def _same_prompt(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-class InboxView(PaneKeys, KeepLinesOnHeight, ScrollsWithoutLayout, OptionList):
+class InboxView(FlatHighlight, PaneKeys, KeepLinesOnHeight, ScrollsWithoutLayout, OptionList):
     """An OptionList of inbox rows; option ids are `msg:<id>`, `tomb:<n>`, `hdr:<target>`."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
