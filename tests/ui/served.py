@@ -41,6 +41,8 @@ class ServedTab:
         self.ws = ws
         self.screen = pyte.Screen(cols, rows)
         self.stream = pyte.ByteStream(self.screen)
+        self.received = 0
+        """The largest output frame so far, in bytes (the page acts on the first of >10)."""
 
     def text(self) -> str:
         return "\n".join(line.rstrip() for line in self.screen.display)
@@ -59,6 +61,7 @@ class ServedTab:
             except TimeoutError:
                 continue
             if message.type == aiohttp.WSMsgType.BINARY:
+                self.received = max(self.received, len(message.data))
                 self.stream.feed(message.data)
             elif message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED,
                                   aiohttp.WSMsgType.ERROR):
@@ -204,9 +207,12 @@ async def served_tab(served: Served, cols: int = 120, rows: int = 36,
             f"ws://127.0.0.1:{served.port}/ws?width={cols}&height={rows}",
             headers={"Cookie": cookie}, origin=served.base) as ws:
         tab = ServedTab(ws, cols, rows)
-        # What the page sends: its terminal's size once the socket is open, and focus once
-        # the first screen is there (dsh-tui's page focuses the terminal then).
+        # What the page sends: its terminal's size once the socket is open, and focus as
+        # soon as the first output arrives (textual.js marks the page `-first-byte` on the
+        # first frame of more than 10 bytes; dsh-tui's page focuses the terminal then),
+        # which is before the app's first screen, while the app is still starting.
         await ws.send_str(json.dumps(["resize", {"width": cols, "height": rows}]))
-        await tab.wait_for("→ demo")  # the composer names its agent: the app is ready
+        await tab.wait_for(lambda _text: tab.received > 10)
         await ws.send_str(json.dumps(["focus"]))
+        await tab.wait_for("→ demo")  # the composer names its agent: the app is ready
         yield tab
