@@ -70,6 +70,19 @@ class ServedTab:
         return self.text()
 
 
+def composer_lines(screen: str) -> list[str]:
+    """The composer's lines of text on a screen: between its title (which names the agent,
+    `→ NAME`) and the bottom of its border."""
+    lines = screen.splitlines()
+    top = next(i for i, line in enumerate(lines) if "→ " in line and line.startswith("╭"))
+    body = []
+    for line in lines[top + 1:]:
+        if line.startswith("╰"):
+            break
+        body.append(line.strip("│ ").rstrip())
+    return body
+
+
 TAG_VARIABLE = "DSH_TUI_TEST_RUN"
 """Set to a fresh value in everything a serve test starts (the server, its apps, the
 browser): every process that inherited it is one of ours, whatever group or parent it ended

@@ -23,7 +23,7 @@ from urllib.parse import parse_qs, urlparse
 import pyte
 import pytest
 
-from .served import HANG_GUARD_S, Served, served_env
+from .served import HANG_GUARD_S, Served, composer_lines, served_env
 
 CHROMIUM = os.environ.get("DSH_TUI_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -143,6 +143,12 @@ async def test_serve_in_chromium_types_without_a_click_streams_queues_and_reload
                     "document.activeElement && "
                     "document.activeElement.classList.contains('xterm-helper-textarea')",
                     timeout=HANG_GUARD_S * 1000)
+                # shift+enter starts a new line (xterm.js alone sends it as enter: a send).
+                await page.keyboard.type("first line")
+                await page.keyboard.press("Shift+Enter")
+                await page.keyboard.type("second line")
+                await shown.wait_for(
+                    lambda t: composer_lines(t)[:2] == ["first line", "second line"])
             finally:
                 await browser.close()
         await served.wait_no_apps()

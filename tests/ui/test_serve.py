@@ -22,6 +22,7 @@ from .served import (
     HANG_GUARD_S,
     Served,
     assert_none_left,
+    composer_lines,
     free_port,
     served_env,
     served_tab,
@@ -124,13 +125,14 @@ async def test_a_served_tab_offers_the_keys_a_browser_passes(tmp_path: Path) -> 
         async with served_tab(served) as tab:
             screen = await tab.wait_for("alt+t Inject")  # the footer
             # The composer title, the footer and the hint name alt+t, never the ctrl+t the
-            # browser keeps, and never shift+enter (a browser sends it as enter).
+            # browser keeps; shift+enter makes a new line (the page sends it as itself).
             title = next(line for line in screen.splitlines() if "→ demo" in line)
-            assert "alt+t inject" in title and "^j newline" in title
-            assert "^t" not in screen and "^n" not in screen and "shift" not in screen
+            assert "alt+t inject" in title and "^j / shift+⏎ newline" in title
+            assert "^t" not in screen and "^n" not in screen
             await tab.type("\x1bOP")  # f1: the help lists every key that works here
             help_screen = await tab.wait_for("dsh-tui keys")
             assert "alt+n" in help_screen and "alt+t" in help_screen
+            assert "shift+⏎" in help_screen
             assert "^n" not in help_screen and "^t" not in help_screen
             assert "^w" not in help_screen and "alt+backspace" in help_screen
             await tab.type("\x1b")
@@ -143,6 +145,9 @@ async def test_a_served_tab_offers_the_keys_a_browser_passes(tmp_path: Path) -> 
             await tab.wait_for("one two three")
             await tab.type("\x1b\x7f")
             await tab.wait_for(lambda text: "one two" in text and "three" not in text)
+            # shift+enter as the page sends it (CSI 13;2 u) starts a new line, sends nothing.
+            await tab.type("\x1b[13;2u" + "four")
+            await tab.wait_for(lambda text: composer_lines(text)[-2:] == ["one two", "four"])
         await served.wait_no_apps()
         (records,) = served.sessions().values()
         inserted = [item for r in records if r["type"] == "agent/inbox/spliced"
@@ -187,3 +192,4 @@ async def test_closing_a_tab_while_the_agent_runs_is_a_quit(tmp_path: Path) -> N
         assert claimed == 1
     finally:
         served.stop()
+
