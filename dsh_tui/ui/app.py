@@ -11,12 +11,14 @@ the panes and hands each action to its controller (`controllers/`); the palette 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from rich.console import RenderableType
 from textual import events
 from textual.actions import ActionParseResult
 from textual.app import ComposeResult
@@ -198,7 +200,19 @@ class DshApp(KeyGateApp):
             self.breakpoints = Breakpoints(self.ctx, main.pause_reached, main.pause_ended)
             main.restore_workspace()
 
+    def exit(self, result: Any = None, return_code: int = 0,
+             message: RenderableType | None = None) -> None:
+        """Textual's, after saving every agent's unsent text with the workspace: ctrl+q,
+        a second ctrl+c and SIGTERM/SIGHUP all leave through here (a closed browser tab
+        does not: its drafts were saved as typing paused, and again at unmount)."""
+        if self._main is not None and not self.closing:
+            with contextlib.suppress(NoMatches):
+                self._main.save_drafts()
+        super().exit(result, return_code, message)
+
     def on_unmount(self) -> None:
+        if self._main is not None and not self.closing:
+            self._main.save_drafts(composer_text=False)  # the composer may be gone already
         self.closing = True
         for off in self._world_offs:
             off()

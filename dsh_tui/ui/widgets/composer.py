@@ -173,6 +173,14 @@ class Composer(SafeTextArea):
             return
         super().action_cursor_down(select)
 
+    def show_draft(self, text: str) -> None:
+        """Show `text` as the message being written (another agent's draft): a walk
+        through the sent history starts over from it."""
+        self._history_index = None
+        self._draft = ""
+        if text != self.text:
+            self._load(text)
+
     def _load(self, text: str) -> None:
         self.load_text(text)
         self.move_cursor(self.document.end)
