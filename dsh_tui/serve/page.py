@@ -14,6 +14,8 @@ that the page was opened, and offline it only delays the first paint.
 Its addresses are the ones the browser used: assets relative to the page, the websocket
 derived from the page's own location (ws or wss), so the page works through any address
 of the machine or a reverse proxy, never pointing at a bind address such as 0.0.0.0.
+The socket's path names the page load's tab (see `tab`): while its app says leaving would
+end work (a turn runs, an agent has unsent text), a reload or a closed tab asks first.
 """
 
 from __future__ import annotations
@@ -25,13 +27,41 @@ from pathlib import Path
 TEMPLATE_NAME = "app_index.html"
 
 SOCKET_SCRIPT = """<script>
-/* dsh-tui: the websocket is where this page came from (textual.js reads it on load). */
+/* dsh-tui: the websocket is where this page came from (textual.js reads it on load), and
+   names this page load's tab id and the one it replaced in this browser tab (a reload),
+   so the app can offer the workspace the last one had. The app's state (whether leaving
+   would end work) comes back on tab/ID/state; while it says so, leaving asks first. */
 (function () {
-  var url = new URL("ws", window.location.href);
+  var key = "dsh-tui-tab";
+  function fresh() {
+    var bytes = new Uint8Array(16);
+    window.crypto.getRandomValues(bytes);
+    return Array.prototype.map.call(bytes, function (b) {
+      return ("0" + b.toString(16)).slice(-2); }).join("");
+  }
+  var left = null;
+  try { left = window.sessionStorage.getItem(key); } catch (e) { left = null; }
+  var tab = fresh();
+  try { window.sessionStorage.setItem(key, tab); } catch (e) { /* no storage: no offer */ }
+  var path = "ws/" + tab + (/^[0-9a-f]{32}$/.test(left || "") ? "/" + left : "");
+  var url = new URL(path, window.location.href);
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
   url.search = "";
   url.hash = "";
   document.getElementById("terminal").dataset.sessionWebsocketUrl = url.href;
+  var leave = false;
+  function show() { document.body.dataset.dshTuiLeave = leave ? "1" : "0"; }
+  var events = new EventSource("tab/" + tab + "/state");
+  events.onmessage = function (event) {
+    try { leave = JSON.parse(event.data).leave === true; } catch (e) { leave = false; }
+    show();
+  };
+  window.addEventListener("beforeunload", function (event) {
+    if (!leave || document.body.classList.contains("-closed")) { return; }
+    event.preventDefault();
+    event.returnValue = "";
+  });
+  show();
 })();
 </script>
 """

@@ -3,7 +3,9 @@
 The system browser (Debian's `chromium`, which `.ci/run` installs) through
 `executable_path`, never a browser Playwright downloads; a fresh profile per run. What the
 app draws is read from the page's own websocket frames through a `pyte` screen, so the
-test sees what the page's terminal shows without reading pixels.
+test sees what the page's terminal shows without reading pixels. A reload while a turn
+runs asks "leave page?" first (the page learns it from the app), and the new page offers
+the workspace the last one had.
 
 Skipped, saying why, where Playwright or Chromium is missing.
 """
@@ -134,11 +136,27 @@ async def test_serve_in_chromium_types_without_a_click_streams_queues_and_reload
                 roots_before = _roots(served)
                 assert len(roots_before) == 1
 
-                # Reload: the old tab's app quits, a new one starts, and nothing new is
-                # saved until its first message.
+                # Reload while the turn runs: the page asks first (the app told it that
+                # leaving ends work); accepted, the old tab's app quits and a new one
+                # starts, which offers the workspace the page left.
+                asked: list[str] = []
+
+                async def answer(dialog: Any) -> None:
+                    asked.append(dialog.type)
+                    await dialog.accept()
+
+                page.on("dialog", answer)
+                await page.wait_for_function("document.body.dataset.dshTuiLeave === '1'",
+                                             timeout=HANG_GUARD_S * 1000)
                 await page.reload()
-                await shown.wait_for(lambda t: shown.sockets == 2 and "→ demo" in t)
-                await shown.wait_for("No messages yet")  # a new app, its agent unsaved
+                assert asked == ["beforeunload"]
+                await shown.wait_for(lambda t: shown.sockets == 2 and
+                                     "Reopen the workspace this page left?" in t)
+                await page.keyboard.press("Escape")  # no: a new workspace
+                await shown.wait_for(lambda t: "→ demo" in t and "No messages yet" in t)
+                # Nothing to lose in it yet: leaving does not ask.
+                await page.wait_for_function("document.body.dataset.dshTuiLeave === '0'",
+                                             timeout=HANG_GUARD_S * 1000)
                 await page.wait_for_function(
                     "document.activeElement && "
                     "document.activeElement.classList.contains('xterm-helper-textarea')",
@@ -152,7 +170,7 @@ async def test_serve_in_chromium_types_without_a_click_streams_queues_and_reload
             finally:
                 await browser.close()
         await served.wait_no_apps()
-        assert set(_roots(served)) == set(roots_before)  # the reload saved no session
+        assert set(_roots(served)) == set(roots_before)  # the new workspace saved nothing
         (records,) = _roots(served).values()
         texts = [m["content"][0]["text"] for r in records if r["type"] == "agent/inbox/spliced"
                  for m in r["data"]["inserted"]]

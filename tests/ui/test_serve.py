@@ -21,9 +21,11 @@ from dsh_tui import cli
 from .served import (
     HANG_GUARD_S,
     Served,
+    TabStates,
     assert_none_left,
     composer_lines,
     free_port,
+    new_tab_id,
     served_env,
     served_tab,
     tagged,
@@ -193,3 +195,67 @@ async def test_closing_a_tab_while_the_agent_runs_is_a_quit(tmp_path: Path) -> N
     finally:
         served.stop()
 
+
+
+async def test_the_page_learns_when_leaving_would_end_work(tmp_path: Path) -> None:
+    served = Served(tmp_path, "demo_speed = 0.02\n")  # a turn runs until it is stopped
+    tab = new_tab_id()
+    try:
+        async with TabStates(served, tab) as states, served_tab(served, tab=tab) as page:
+            await states.wait_for(lambda s: s == {"leave": False})  # nothing to lose yet
+            await page.type("half a thought")
+            await states.wait_for(lambda s: s["leave"] is True)  # unsent text
+            await page.type("\x7f" * len("half a thought"))
+            await states.wait_for(lambda s: s["leave"] is False)
+            await page.type("compare two designs for a cache\r")
+            await page.wait_for("running · turn 1")
+            running = await states.wait_for(lambda s: "workspace" in s)  # saved: its id
+            assert running["leave"] is True and running["workspace"].startswith("ws-")
+            await page.type("\x1b")  # escape stops the turn (its inbox is kept)
+            await page.wait_for("Stopped demo")
+            await states.wait_for(lambda s: s["leave"] is False)  # nothing runs now
+            await page.type("a draft")
+            await states.wait_for(lambda s: s["leave"] is True)
+            await page.type("\x11")  # ctrl+q: the draft is saved, the app quits
+            await states.wait_for(lambda s: s["leave"] is False)  # the dead page asks nothing
+        async with TabStates(served, "not-a-tab") as refused:
+            assert refused.status == 404
+    finally:
+        served.stop()
+
+
+async def test_a_reloaded_page_is_offered_the_workspace_it_left(tmp_path: Path) -> None:
+    served = Served(tmp_path, "demo_speed = 0\n")
+    first, second, third = new_tab_id(), new_tab_id(), new_tab_id()
+    try:
+        async with TabStates(served, first) as states, served_tab(served, tab=first) as page:
+            await page.type("compare two designs for a cache\r")
+            await page.type("and a draft kept for later")
+            left = await states.wait_for(lambda s: "workspace" in s and s["leave"])
+        # Reloaded at once: the page's next load names the one it replaced, whose app is
+        # still quitting (it holds the workspace until it has saved everything).
+        async with served_tab(served, tab=second, left=first,
+                              ready="Reopen the workspace this page left?") as page:
+            offer = await page.wait_for(left["workspace"])
+            assert "1 root agent (demo)" in offer
+            await page.type("\r")  # enter: Reopen has the focus
+            screen = await page.wait_for(
+                lambda t: "compare two designs for a cache" in t and "→ demo" in t
+                and composer_lines(t)[:1] == ["and a draft kept for later"])  # and its draft
+            tree = [line.split("│")[1] for line in screen.splitlines()
+                    if line.startswith("│") and " demo" in line.split("│")[1]]
+            assert len(tree) == 1, tree  # its one root, no new "demo" beside it
+        await served.wait_no_apps()
+        roots = [sid for sid in served.sessions() if "." not in sid]
+        assert len(roots) == 1  # nothing new was saved
+        # A page whose last load declined nothing and saved nothing still offers it; escape
+        # starts a new workspace instead.
+        async with served_tab(served, tab=third, left=second,
+                              ready="Reopen the workspace this page left?") as page:
+            await page.type("\x1b")
+            await page.wait_for(lambda t: "→ demo" in t and "No messages yet" in t)
+        async with served_tab(served, tab=new_tab_id()):  # a new tab: nothing to offer
+            pass
+        await served.wait_no_apps()
+    finally:
+        served.stop()
