@@ -273,7 +273,8 @@ class DshApp(KeyGateApp):
 
     def on_unmount(self) -> None:
         if self._main is not None and not self.closing:
-            self._main.save_drafts(composer_text=False)  # the composer may be gone already
+            with contextlib.suppress(NoMatches):  # (the composer was never shown)
+                self._main.save_drafts()  # a closed tab: the panes are gone, not their text
         if self.page_state is not None and self._told is not None and self._told[0]:
             self.page_state(False, self._told[1])  # saved and quit: leaving loses nothing
         self.closing = True

@@ -14,6 +14,7 @@ from typing import Protocol
 
 from ..state.drafts import Drafts
 from ..state.workspace import workspace_of
+from ..widgets.composer import Composer
 from .seams import Panes, Screenside, Selection, World
 
 SAVE_AFTER_S = 1.0
@@ -33,12 +34,21 @@ class DraftKeeper:
         self.on_change: list[Callable[[], None]] = []
         """Called when whether some draft holds text may have changed."""
         self._timer: asyncio.TimerHandle | None = None
+        self._composer: Composer | None = None
+
+    @property
+    def composer(self) -> Composer:
+        """The composer, kept once found: when the app closes, the screen's panes are gone
+        from the DOM before the app's unmount saves, but the widget still holds its text."""
+        if self._composer is None:
+            self._composer = self.host.composer
+        return self._composer
 
     def restore(self, saved: Mapping[str, str]) -> None:
         """A reopened workspace's drafts: the selected agent's goes into the composer
         (unless something was typed there already)."""
         self.drafts = Drafts(saved)
-        composer = self.host.composer
+        composer = self.composer
         selected = self.host.selected_id
         if selected is not None and not composer.text:
             composer.show_draft(self.drafts.get(selected))
@@ -51,38 +61,37 @@ class DraftKeeper:
         in it unless `new` has a draft of its own."""
         if self.host.read_only:
             return
-        composer = self.host.composer
+        composer = self.composer
         if old is not None:
             self.drafts.put(old, composer.text)
         text = self.drafts.get(new)
         if old is not None or text:
             composer.show_draft(text)
-        self.save(composer_text=False)  # the composer shows `new`'s now, not `old`'s
+        self.save(take_composer=False)  # the composer shows `new`'s now, not `old`'s
 
     def edited(self) -> None:
         """The composer's text changed: it is the selected agent's draft; saved once
         typing pauses."""
         if self.host.read_only:
             return
-        self.drafts.put(self.host.selected_id, self.host.composer.text)
+        self.drafts.put(self.host.selected_id, self.composer.text)
         if self._timer is not None:
             self._timer.cancel()
         self._timer = asyncio.get_running_loop().call_later(
             SAVE_AFTER_S, self.host.call_later, self.save)
         self._changed()
 
-    def save(self, composer_text: bool = True) -> None:
-        """Save the drafts with the workspace now (if they changed). `composer_text`
-        False: the drafts already hold the composer's text (or the composer is gone: the
-        app is closing), so it is not read again."""
+    def save(self, take_composer: bool = True) -> None:
+        """Save the drafts with the workspace now (if they changed), the composer's text
+        first taken as the selected agent's (`take_composer` False: they hold it already)."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         host = self.host
         if host.read_only:
             return
-        if composer_text:
-            self.drafts.put(host.selected_id, host.composer.text)
+        if take_composer:
+            self.drafts.put(host.selected_id, self.composer.text)
         workspace = workspace_of(host.ctx)
         if workspace is None or not self.drafts.dirty:
             return

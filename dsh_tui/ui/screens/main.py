@@ -312,9 +312,9 @@ class MainScreen(Screen[None]):
         if event.text_area is self.composer:
             self.draft_keeper.edited()
 
-    def save_drafts(self, composer_text: bool = True) -> None:
+    def save_drafts(self) -> None:
         """Save every agent's unsent text with the workspace now (the app is leaving)."""
-        self.draft_keeper.save(composer_text)
+        self.draft_keeper.save()
 
     def on_agent_tree_selected(self, event: AgentTree.Selected) -> None:
         self.select_agent(event.agent_id)
