@@ -266,3 +266,20 @@ async def test_a_reloaded_page_is_offered_the_workspace_it_left(tmp_path: Path) 
         await served.wait_no_apps()
     finally:
         served.stop()
+
+
+async def test_after_every_page_load_the_key_bar_shows_the_composers_keys(
+        tmp_path: Path) -> None:
+    # The page focuses its terminal on the app's first output, before the web driver's
+    # opening blur: the app starts blurred with the composer focused, and the bar kept the
+    # agent tree's keys (4 of 4 loads in a browser, issue 25).
+    served = Served(tmp_path, "demo_speed = 0\n")
+    try:
+        for _ in range(3):
+            async with served_tab(served) as tab:
+                screen = await tab.wait_for(lambda t: "Follow-up" in t.splitlines()[-1])
+                footer = screen.splitlines()[-1]
+                assert "Inject" in footer and "Spawn child" not in footer
+            await served.wait_no_apps()
+    finally:
+        served.stop()
