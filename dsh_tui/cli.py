@@ -355,8 +355,17 @@ def run_app(args: argparse.Namespace) -> int:
 async def _run_app(args: argparse.Namespace, config: UiConfig, persistence: Any,
                    target: Any, cwd: str) -> int:
     from dsh_tui.compose import build_context, default_providers, leave, stop_saving
-    from dsh_tui.reopen import first_agent, open_workspace, record_options, reopen_message
+    from dsh_tui.reopen import (
+        first_agent,
+        left_target,
+        offer_summary,
+        open_workspace,
+        record_options,
+        reopen_message,
+    )
+    from dsh_tui.serve.tab import TabWriter
     from dsh_tui.ui.app import DshApp
+    from dsh_tui.ui.state.workspace import WorkspaceOffer
 
     routes = config.routes
     try:
@@ -371,16 +380,39 @@ async def _run_app(args: argparse.Namespace, config: UiConfig, persistence: Any,
     route = routes[config.route or ""]
     runtime.default_options = route.agent_options()
     runtime.routes = {name: r.agent_options() for name, r in routes.items()}
+    # Served in a browser tab (`dsh-tui serve`): the page learns whether leaving would end
+    # work, and a reloaded page is offered the saved workspace the page before it had.
+    tab = TabWriter.from_environment()
+    left = tab.left_workspace() if tab is not None and target is None else None
+    offered = left_target(persistence, left) if left is not None else None
     workspace = None
+
+    async def reopen_offered() -> None:
+        nonlocal workspace
+        assert offered is not None
+        workspace = await open_workspace(ctx, persistence, offered, cwd,
+                                         patience=OFFER_PATIENCE_S)
+        record_options(workspace, args)
+
+    async def fresh() -> None:
+        nonlocal workspace
+        workspace = await first_agent(ctx, persistence, cwd, config.provider,
+                                      config.model, route.agent_options())
+        record_options(workspace, args)
+
     try:
         if target is not None:
             workspace = await open_workspace(ctx, persistence, target, cwd)
-        else:
-            workspace = await first_agent(ctx, persistence, cwd, config.provider,
-                                          config.model, route.agent_options())
-        record_options(workspace, args)
+            record_options(workspace, args)
+        elif offered is None:
+            await fresh()
         _check_terminal()  # a resumed session's own problems (open elsewhere) are named first
         app = DshApp(ctx, config)
+        if tab is not None:
+            app.page_state = tab.write
+        if offered is not None and offered.group.id is not None:
+            app.offer = WorkspaceOffer(offered.group.id, offer_summary(offered),
+                                       reopen_offered, fresh)
         with _leave_on_signals(app, lambda: stop_saving(ctx)):
             await app.run_async()
     finally:
@@ -592,6 +624,10 @@ def _child_logs(args: argparse.Namespace) -> Any:
 
     return children
 
+
+OFFER_PATIENCE_S = 10.0
+"""How long a reloaded page's app waits for the app it replaced to let go of the workspace
+it offers (that app quits as its socket closes, saving on the way)."""
 
 SERVED_OPTIONS = ("route", "provider", "model", "base_url", "theme", "config", "data_dir",
                   "cwd")

@@ -11,9 +11,11 @@ the same catalog as trees (or JSON).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import shlex
+import time
 from pathlib import Path
 from typing import Any
 
@@ -171,13 +173,22 @@ def pick(catalog: list[WorkspaceEntry]) -> Target | None:
 # -- opening ------------------------------------------------------------------------------------
 
 
-async def open_workspace(ctx: Any, persistence: Any, target: Target, cwd: str) -> Workspace:
-    try:
-        workspace = reopen_workspace(persistence, target, cwd)
-    except SessionLockedError as error:
-        raise CliError(str(error)) from None
-    except OSError as error:
-        raise CliError(f"cannot open workspace {target.group.id}: {error}") from None
+async def open_workspace(ctx: Any, persistence: Any, target: Target, cwd: str,
+                         patience: float = 0.0) -> Workspace:
+    """Open `target` in `ctx`'s world: its workspace locked for this process, its sessions
+    resumed. While another process holds it, try again for `patience` seconds (a reloaded
+    page's app waits for the one it replaced to quit), then refuse in one line."""
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            workspace = reopen_workspace(persistence, target, cwd)
+            break
+        except SessionLockedError as error:
+            if time.monotonic() >= deadline:
+                raise CliError(str(error)) from None
+            await asyncio.sleep(0.1)
+        except OSError as error:
+            raise CliError(f"cannot open workspace {target.group.id}: {error}") from None
     start_workspace(ctx, persistence, workspace)
     if target.select and workspace.state.selected != target.select:
         workspace.record("selected", session=target.select)
@@ -205,6 +216,23 @@ async def first_agent(ctx: Any, persistence: Any, cwd: str, provider: str | None
         raise CliError(f"cannot start the first agent: {error}") from None
     record_root(ctx, handle.agent.id)
     return workspace
+
+
+def left_target(persistence: Any, workspace_id: str) -> Target | None:
+    """The saved workspace `workspace_id`, whole (None: gone, or no root left in it)."""
+    group = next((g for g in build_catalog(persistence) if g.id == workspace_id), None)
+    if group is None or not any(not root.dropped for root in group.roots):
+        return None
+    return target_of_workspace(group)
+
+
+def offer_summary(target: Target) -> str:
+    """What an offered workspace holds, in a few words: its roots, when it was last used."""
+    names = [visible_label(root.name) for root in target.roots]
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    when = time.strftime("%H:%M", time.localtime(target.group.last_activity / 1000))
+    return (f"{len(names)} root agent{'s' if len(names) != 1 else ''} ({shown}), "
+            f"last active {when}")
 
 
 # -- listing ------------------------------------------------------------------------------------

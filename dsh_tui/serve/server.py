@@ -4,12 +4,18 @@ textual-serve builds its aiohttp app in a private method with no hook for middle
 this module builds the app itself from textual-serve's public parts: `Server.handle_websocket`
 (one app process per tab), `Server.handle_download` and its static folder, plus the page
 from `page.Page`. Every request, the WebSocket upgrade included, passes the `guard`
-middleware first. Nothing in textual-serve or Textual is patched or subclassed.
+middleware first. Nothing in textual-serve or Textual is patched or subclassed. The page's
+socket names its tab (`ws/TAB/LEFT`): that tab's app is started by a `Server` of its own,
+whose command sets the tab ids, and `tab/TAB/state` streams what that app reports (`tab`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import shlex
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
@@ -31,6 +37,15 @@ from dsh_tui.serve.guard import (
     is_loopback,
 )
 from dsh_tui.serve.page import Page
+from dsh_tui.serve.tab import (
+    LEFT_VARIABLE,
+    RUNTIME_VARIABLE,
+    TAB_ID,
+    TAB_VARIABLE,
+    TabState,
+    read_state,
+    state_path,
+)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -139,10 +154,71 @@ async def _security_headers(request: web.Request, response: web.StreamResponse) 
         response.headers.setdefault(name, value)
 
 
+STATE_POLL_S = 0.1
+"""How often a tab's state file is checked while its page listens."""
+KEEPALIVE_S = 10.0
+"""A comment line this often on a quiet state stream: a page gone is noticed."""
+
+
+def tab_command(command: str, runtime: Path, tab: str, left: str | None) -> str:
+    """`command` with the tab's variables set (the ids are validated hex, the path quoted)."""
+    assigns = [f"{RUNTIME_VARIABLE}={shlex.quote(str(runtime))}", f"{TAB_VARIABLE}={tab}"]
+    if left is not None:
+        assigns.append(f"{LEFT_VARIABLE}={left}")
+    return " ".join([*assigns, command])
+
+
+class TabStreams:
+    """The `tab/TAB/state` streams: each sends the tab's state when its file changes."""
+
+    def __init__(self, runtime: Path) -> None:
+        self.runtime = runtime
+        self.stopping = asyncio.Event()
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        tab = request.match_info["tab"]
+        if not TAB_ID.fullmatch(tab):
+            raise web.HTTPNotFound(text="dsh-tui serve: no such tab\n")
+        path = state_path(self.runtime, tab)
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream",
+                                               "X-Accel-Buffering": "no"})
+        await response.prepare(request)
+        seen: tuple[int, int] | None = None
+        sent: TabState | None = None
+        quiet = 0.0
+        try:
+            while not self.stopping.is_set():
+                try:
+                    stat = path.stat()
+                    mark: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
+                except OSError:
+                    mark = None
+                if sent is None or mark != seen:
+                    seen = mark
+                    state = read_state(path) or TabState()
+                    if state != sent:
+                        await response.write(f"data: {state.to_json()}\n\n".encode())
+                        sent, quiet = state, 0.0
+                if quiet >= KEEPALIVE_S:
+                    await response.write(b": still here\n\n")
+                    quiet = 0.0
+                try:
+                    await asyncio.wait_for(self.stopping.wait(), STATE_POLL_S)
+                except TimeoutError:
+                    quiet += STATE_POLL_S
+        except (ConnectionResetError, ConnectionError):
+            pass  # the page went away
+        return response
+
+    async def stop(self, _app: web.Application) -> None:
+        self.stopping.set()
+
+
 def build_app(command: str, guard: Guard, *, title: str = "dsh-tui",
-              log: Callable[[web.Request, int, str], None] | None = None) -> web.Application:
+              log: Callable[[web.Request, int, str], None] | None = None,
+              runtime: Path | None = None) -> web.Application:
     """The application: the page, textual-serve's websocket, downloads and assets, all
-    behind `guard`."""
+    behind `guard`; with a `runtime` directory, each tab's socket and state stream."""
     from textual_serve.server import Server
 
     server = Server(command, title=title)
@@ -162,6 +238,23 @@ def build_app(command: str, guard: Guard, *, title: str = "dsh-tui",
         web.get("/download/{key}", server.handle_download, name="download"),
         web.static("/static", server.statics_path, name="static"),
     ])
+    if runtime is not None:
+        streams = TabStreams(runtime)
+
+        async def tab_socket(request: web.Request) -> web.StreamResponse:
+            tab, left = request.match_info["tab"], request.match_info.get("left")
+            if not TAB_ID.fullmatch(tab) or (left is not None and not TAB_ID.fullmatch(left)):
+                raise web.HTTPNotFound(text="dsh-tui serve: no such tab\n")
+            tab_server = Server(tab_command(command, runtime, tab, left), title=title)
+            tab_server.download_manager = server.download_manager  # one /download/ for all
+            return await tab_server.handle_websocket(request)
+
+        app.add_routes([
+            web.get("/ws/{tab}", tab_socket),
+            web.get("/ws/{tab}/{left}", tab_socket),
+            web.get("/tab/{tab}/state", streams.handle),
+        ])
+        app.on_shutdown.append(streams.stop)
     app.on_response_prepare.append(_security_headers)
     app.on_shutdown.append(server.on_shutdown)
     return app
@@ -175,5 +268,9 @@ def serve(command: str, *, host: str, port: int, trusted_hosts: Iterable[str] = 
     def announce(*_: object) -> None:
         print(f"dsh-tui serve: {printed_url(host, port, guard.token)}", flush=True)
 
-    web.run_app(build_app(command, guard), host=host or None, port=port, access_log=None,
-                print=announce, handle_signals=True)
+    runtime = Path(tempfile.mkdtemp(prefix="dsh-tui-serve-"))  # 0700: this user's only
+    try:
+        web.run_app(build_app(command, guard, runtime=runtime), host=host or None, port=port,
+                    access_log=None, print=announce, handle_signals=True)
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)

@@ -11,12 +11,14 @@ the panes and hands each action to its controller (`controllers/`); the palette 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from rich.console import RenderableType
 from textual import events
 from textual.actions import ActionParseResult
 from textual.app import ComposeResult
@@ -40,6 +42,7 @@ from .layout_maps import install as install_layout_fix
 from .lru import install as install_lru_fix
 from .screens.help import HelpScreen
 from .screens.main import READ_ONLY_NOTICE, MainScreen
+from .screens.offer import OfferScreen
 from .state.breakpoints import Breakpoints
 from .state.bridge import Bridge, FlushBatch
 from .state.config import ConfigError, UiConfig, save_setting
@@ -47,6 +50,7 @@ from .state.gcpacing import GcPacing
 from .state.gestures import refusal_line
 from .state.keysfirst import KeysFirst
 from .state.text import visible
+from .state.workspace import WorkspaceOffer, workspace_of
 from .strips import install as install_strip_fix
 from .themes import VARIABLE_DEFAULTS, load_themes
 from .unmounted import Reaper
@@ -126,6 +130,15 @@ class DshApp(KeyGateApp):
         self.keymap: dict[str, str] = {}
         """Binding id → keys, as last set (Textual keeps its own copy private):
         `keys.bound_keys` reads it to name the keys that work."""
+        self.offer: WorkspaceOffer | None = None
+        """Set before the run: a workspace to offer before the world gets its first agent
+        (a browser tab that left one); the app asks, then starts it or a new one."""
+        self._offered: str | None = None
+        self.page_state: Callable[[bool, str | None], None] | None = None
+        """Set before the run when served: told whether leaving the page now would end
+        work (a turn runs, some agent has unsent text) and which saved workspace the tab
+        has, whenever either changes (`dsh_tui.serve.tab`)."""
+        self._told: tuple[bool, str | None] | None = None
         self.set_class(self.read_only, "-read-only")
         for theme in load_themes():
             self.register_theme(theme)
@@ -197,8 +210,73 @@ class DshApp(KeyGateApp):
         else:
             self.breakpoints = Breakpoints(self.ctx, main.pause_reached, main.pause_ended)
             main.restore_workspace()
+            main.draft_keeper.on_change.append(self.tell_page)
+            if self.offer is not None:
+                self._offered = self.offer.workspace_id
+                self.push_screen(OfferScreen(self.offer), self._offer_answered)
+        self.tell_page()
+
+    def _offer_answered(self, reopen: bool | None) -> None:
+        self.run_worker(self._start_offered(bool(reopen)), name="start_offered",
+                        exit_on_error=False)
+
+    async def _start_offered(self, reopen: bool) -> None:
+        """The person answered the offer: reopen that workspace, or start a new one (also
+        when the reopen fails, saying why), then show it as a reopened one is shown."""
+        offer, self.offer = self.offer, None
+        if offer is None:
+            return
+        if reopen:
+            try:
+                await offer.reopen()
+            except Exception as error:
+                self.say(f"Could not reopen {offer.workspace_id}: {error}. "
+                         "A new workspace was started.", "error", timeout=12)
+                reopen = False
+        if not reopen:
+            try:
+                await offer.fresh()
+            except Exception as error:
+                self.say(f"Could not start a new agent: {error}", "error", timeout=12)
+                return
+        if self.closing:
+            return
+        self.bridge.flush()
+        self.main.restore_workspace()
+        self.main.composer.focus()
+        self.tell_page()
+
+    def tell_page(self) -> None:
+        """Tell the page (when served) whether leaving now would end work, and which saved
+        workspace its tab has: this world's once saved, else the one it was offered (so a
+        second reload still offers it). Written only when it changed."""
+        if self.page_state is None or self.closing or self._main is None:
+            return
+        leave = self._main.draft_keeper.holds_text() or any(
+            view.agent.status == "running" for view in self.bridge.views.values())
+        workspace = workspace_of(self.ctx)
+        saved = workspace.id if workspace is not None and workspace.materialized \
+            else self._offered
+        if (leave, saved) != self._told:
+            self._told = (leave, saved)
+            self.page_state(leave, saved)
+
+    def exit(self, result: Any = None, return_code: int = 0,
+             message: RenderableType | None = None) -> None:
+        """Textual's, after saving every agent's unsent text with the workspace: ctrl+q,
+        a second ctrl+c and SIGTERM/SIGHUP all leave through here (a closed browser tab
+        does not: its drafts were saved as typing paused, and again at unmount)."""
+        if self._main is not None and not self.closing:
+            with contextlib.suppress(NoMatches):
+                self._main.save_drafts()
+        super().exit(result, return_code, message)
 
     def on_unmount(self) -> None:
+        if self._main is not None and not self.closing:
+            with contextlib.suppress(NoMatches):  # (the composer was never shown)
+                self._main.save_drafts()  # a closed tab: the panes are gone, not their text
+        if self.page_state is not None and self._told is not None and self._told[0]:
+            self.page_state(False, self._told[1])  # saved and quit: leaving loses nothing
         self.closing = True
         for off in self._world_offs:
             off()
@@ -240,6 +318,8 @@ class DshApp(KeyGateApp):
         if self._spinner is not None and any(
                 v.agent.status == "running" for v in self.bridge.views.values()):
             self._spinner.resume()
+        if self.page_state is not None:
+            self.tell_page()
 
     async def on_event(self, event: events.Event) -> None:
         """Keystrokes first: while the person types, the drawing of streamed text waits for

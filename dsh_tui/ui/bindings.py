@@ -27,5 +27,6 @@ def bind(name: str, *, action: str | None = None, show: bool = True,
 
 def keys_for(app: App[Any], action: str) -> list[str]:
     """The keys bound to `action` right now, as the footer would show them (only those
-    that work where the app runs: not a key the browser keeps, not shift+enter)."""
+    that work where the app runs: not a key the browser keeps, not shift+enter in a
+    terminal)."""
     return [app.get_key_display(Binding(key, action)) for key in bound_keys(app, action)]

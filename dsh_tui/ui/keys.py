@@ -172,8 +172,9 @@ reaches the page's terminal, which takes it (tests/ui/test_browser_keys.py press
 key in a headed Chromium)."""
 
 UNTOLD = frozenset({"shift+enter"})
-"""Keys that most terminals, and every browser, send exactly as another key (shift+enter
-arrives as enter): still bound for the terminals that report them, never advertised."""
+"""Keys that most terminals send exactly as another key (shift+enter arrives as enter):
+still bound for the terminals that report them, never advertised there. Served, they are
+shown: the page sends shift+enter as itself (`dsh_tui.serve.page`)."""
 
 
 def startup_keymap(web: bool, configured: dict[str, str]) -> dict[str, str]:
@@ -185,12 +186,12 @@ def startup_keymap(web: bool, configured: dict[str, str]) -> dict[str, str]:
 def bound_keys(app: object, action: str) -> list[str]:
     """The key names bound to `action` that work where `app` runs, after its keymap (the
     app's `keymap`, set by `DshApp.set_keymap`; a served app's `is_web` hides the keys a
-    browser keeps)."""
+    browser keeps, a terminal's hides the keys it cannot tell apart)."""
     spec = SPEC_BY_NAME.get(action)
     if spec is None:
         return []
     keys = getattr(app, "keymap", {}).get(action, spec.key)
-    hidden = UNTOLD | (BROWSER_KEPT if getattr(app, "is_web", False) else frozenset())
+    hidden = BROWSER_KEPT if getattr(app, "is_web", False) else UNTOLD
     return [key for key in (k.strip() for k in keys.split(",")) if key and key not in hidden]
 
 

@@ -117,3 +117,48 @@ def test_quit_then_continue_brings_the_whole_workspace_back(
     assert blocked.returncode == 2 and "is open in another dsh-tui" in blocked.stderr
     again.press("ctrl+q")
     assert again.wait_exit() == 0
+
+
+def _composer_text(term: Terminal) -> str:
+    """What the composer holds, as one string (its box: the line after its title)."""
+    lines = term.lines()
+    top = next(i for i, line in enumerate(lines) if line.startswith("╭") and "→ " in line)
+    body = []
+    for line in lines[top + 1:]:
+        if line.startswith("╰"):
+            break
+        body.append(line.strip("│ ").rstrip())
+    return " ".join(part for part in body if part)
+
+
+def test_unsent_text_stays_with_its_agent_and_comes_back_after_a_quit(
+        terminal: Callable[..., Terminal]) -> None:
+    term = terminal(cols=120, rows=30)
+    term.write(burst("first task", key("enter")))
+    term.wait_for("t1")  # a message was sent: the workspace is saved from here on
+    term.type("an unsent draft for demo")
+    term.wait_until(lambda: _composer_text(term) == "an unsent draft for demo", "the draft")
+    term.press("ctrl+n")
+    term.wait_for("Name the new agent")
+    term.press("enter")
+    term.wait_gone("Name the new agent")
+    term.wait_for("→ agent 2")
+    term.wait_until(lambda: "an unsent" not in _composer_text(term), "demo's draft put away")
+    term.write(burst("second task", key("enter")))  # (an agent never sent to is not saved)
+    term.wait_until(lambda: "second task" not in _composer_text(term), "the message sent")
+    term.type("agent 2's own draft")
+    term.wait_until(lambda: _composer_text(term) == "agent 2's own draft", "the second draft")
+    term.press("ctrl+q")
+    assert term.wait_exit() == 0
+    again = terminal(cols=120, rows=30, args=("-c",))
+    again.wait_for("→ agent 2")
+    again.wait_until(lambda: _composer_text(again) == "agent 2's own draft",
+                     "agent 2's draft after -c")
+    again.press("ctrl+p")
+    again.wait_for("Search for commands")
+    again.write(burst("agent: demo", key("enter")))
+    again.wait_for("→ demo")
+    again.wait_until(lambda: _composer_text(again) == "an unsent draft for demo",
+                     "demo's draft after -c")
+    again.press("ctrl+q")
+    assert again.wait_exit() == 0

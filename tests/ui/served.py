@@ -41,6 +41,8 @@ class ServedTab:
         self.ws = ws
         self.screen = pyte.Screen(cols, rows)
         self.stream = pyte.ByteStream(self.screen)
+        self.received = 0
+        """The largest output frame so far, in bytes (the page acts on the first of >10)."""
 
     def text(self) -> str:
         return "\n".join(line.rstrip() for line in self.screen.display)
@@ -59,12 +61,26 @@ class ServedTab:
             except TimeoutError:
                 continue
             if message.type == aiohttp.WSMsgType.BINARY:
+                self.received = max(self.received, len(message.data))
                 self.stream.feed(message.data)
             elif message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED,
                                   aiohttp.WSMsgType.ERROR):
                 raise AssertionError(f"the tab closed while waiting for {what!r}\n"
                                      f"{self.text()}")
         return self.text()
+
+
+def composer_lines(screen: str) -> list[str]:
+    """The composer's lines of text on a screen: between its title (which names the agent,
+    `→ NAME`) and the bottom of its border."""
+    lines = screen.splitlines()
+    top = next(i for i, line in enumerate(lines) if "→ " in line and line.startswith("╭"))
+    body = []
+    for line in lines[top + 1:]:
+        if line.startswith("╰"):
+            break
+        body.append(line.strip("│ ").rstrip())
+    return body
 
 
 TAG_VARIABLE = "DSH_TUI_TEST_RUN"
@@ -196,17 +212,73 @@ class Served:
 
 
 @contextlib.asynccontextmanager
-async def served_tab(served: Served, cols: int = 120, rows: int = 36,
-                     ) -> AsyncIterator[ServedTab]:
-    """A tab signed in as a browser is (the cookie from the printed link, its own Origin)."""
+async def served_tab(served: Served, cols: int = 120, rows: int = 36, *,
+                     tab: str | None = None, left: str | None = None,
+                     ready: str = "→ demo") -> AsyncIterator[ServedTab]:
+    """A tab signed in as a browser is (the cookie from the printed link, its own Origin).
+    With `tab` (and `left`, the tab id of the page load it replaced), its socket is the one
+    dsh-tui's page opens, `ws/TAB/LEFT`; without, textual-serve's plain `ws`. Yielded once
+    `ready` is on screen (by default the composer naming its agent)."""
     cookie = await served.cookie()
+    path = "ws" if tab is None else f"ws/{tab}" + (f"/{left}" if left else "")
     async with aiohttp.ClientSession() as session, session.ws_connect(
-            f"ws://127.0.0.1:{served.port}/ws?width={cols}&height={rows}",
+            f"ws://127.0.0.1:{served.port}/{path}?width={cols}&height={rows}",
             headers={"Cookie": cookie}, origin=served.base) as ws:
-        tab = ServedTab(ws, cols, rows)
-        # What the page sends: its terminal's size once the socket is open, and focus once
-        # the first screen is there (dsh-tui's page focuses the terminal then).
+        tab_socket = ServedTab(ws, cols, rows)
+        # What the page sends: its terminal's size once the socket is open, and focus as
+        # soon as the first output arrives (textual.js marks the page `-first-byte` on the
+        # first frame of more than 10 bytes; dsh-tui's page focuses the terminal then),
+        # which is before the app's first screen, while the app is still starting.
         await ws.send_str(json.dumps(["resize", {"width": cols, "height": rows}]))
-        await tab.wait_for("→ demo")  # the composer names its agent: the app is ready
+        await tab_socket.wait_for(lambda _text: tab_socket.received > 10)
         await ws.send_str(json.dumps(["focus"]))
-        yield tab
+        await tab_socket.wait_for(ready)
+        yield tab_socket
+
+
+def new_tab_id() -> str:
+    """A tab id as the page makes one (128 random bits, hex)."""
+    return uuid.uuid4().hex
+
+
+class TabStates:
+    """The page's view of its app: the `tab/TAB/state` stream, read in the background."""
+
+    def __init__(self, served: Served, tab: str) -> None:
+        self.served = served
+        self.tab = tab
+        self.states: list[dict[str, Any]] = []
+        self.status: int | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> TabStates:
+        cookie = await self.served.cookie()
+        ready = asyncio.Event()
+
+        async def read() -> None:
+            async with httpx.AsyncClient(timeout=None) as client, client.stream(
+                    "GET", f"{self.served.base}/tab/{self.tab}/state",
+                    headers={"Cookie": cookie, "Origin": self.served.base}) as answer:
+                self.status = answer.status_code
+                ready.set()
+                async for line in answer.aiter_lines():
+                    if line.startswith("data: "):
+                        self.states.append(json.loads(line.removeprefix("data: ")))
+
+        self._task = asyncio.create_task(read())
+        await asyncio.wait_for(ready.wait(), HANG_GUARD_S)
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def wait_for(self, test: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+        """The latest state once `test` holds for it (bounded wait)."""
+        deadline = time.monotonic() + HANG_GUARD_S
+        while not (self.states and test(self.states[-1])):
+            assert time.monotonic() < deadline, f"never reported: {self.states}"
+            await asyncio.sleep(0.02)
+        return self.states[-1]

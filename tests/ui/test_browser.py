@@ -3,7 +3,9 @@
 The system browser (Debian's `chromium`, which `.ci/run` installs) through
 `executable_path`, never a browser Playwright downloads; a fresh profile per run. What the
 app draws is read from the page's own websocket frames through a `pyte` screen, so the
-test sees what the page's terminal shows without reading pixels.
+test sees what the page's terminal shows without reading pixels. A reload while a turn
+runs asks "leave page?" first (the page learns it from the app), and the new page offers
+the workspace the last one had.
 
 Skipped, saying why, where Playwright or Chromium is missing.
 """
@@ -23,7 +25,7 @@ from urllib.parse import parse_qs, urlparse
 import pyte
 import pytest
 
-from .served import HANG_GUARD_S, Served, served_env
+from .served import HANG_GUARD_S, Served, composer_lines, served_env
 
 CHROMIUM = os.environ.get("DSH_TUI_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -134,19 +136,41 @@ async def test_serve_in_chromium_types_without_a_click_streams_queues_and_reload
                 roots_before = _roots(served)
                 assert len(roots_before) == 1
 
-                # Reload: the old tab's app quits, a new one starts, and nothing new is
-                # saved until its first message.
+                # Reload while the turn runs: the page asks first (the app told it that
+                # leaving ends work); accepted, the old tab's app quits and a new one
+                # starts, which offers the workspace the page left.
+                asked: list[str] = []
+
+                async def answer(dialog: Any) -> None:
+                    asked.append(dialog.type)
+                    await dialog.accept()
+
+                page.on("dialog", answer)
+                await page.wait_for_function("document.body.dataset.dshTuiLeave === '1'",
+                                             timeout=HANG_GUARD_S * 1000)
                 await page.reload()
-                await shown.wait_for(lambda t: shown.sockets == 2 and "→ demo" in t)
-                await shown.wait_for("No messages yet")  # a new app, its agent unsaved
+                assert asked == ["beforeunload"]
+                await shown.wait_for(lambda t: shown.sockets == 2 and
+                                     "Reopen the workspace this page left?" in t)
+                await page.keyboard.press("Escape")  # no: a new workspace
+                await shown.wait_for(lambda t: "→ demo" in t and "No messages yet" in t)
+                # Nothing to lose in it yet: leaving does not ask.
+                await page.wait_for_function("document.body.dataset.dshTuiLeave === '0'",
+                                             timeout=HANG_GUARD_S * 1000)
                 await page.wait_for_function(
                     "document.activeElement && "
                     "document.activeElement.classList.contains('xterm-helper-textarea')",
                     timeout=HANG_GUARD_S * 1000)
+                # shift+enter starts a new line (xterm.js alone sends it as enter: a send).
+                await page.keyboard.type("first line")
+                await page.keyboard.press("Shift+Enter")
+                await page.keyboard.type("second line")
+                await shown.wait_for(
+                    lambda t: composer_lines(t)[:2] == ["first line", "second line"])
             finally:
                 await browser.close()
         await served.wait_no_apps()
-        assert set(_roots(served)) == set(roots_before)  # the reload saved no session
+        assert set(_roots(served)) == set(roots_before)  # the new workspace saved nothing
         (records,) = _roots(served).values()
         texts = [m["content"][0]["text"] for r in records if r["type"] == "agent/inbox/spliced"
                  for m in r["data"]["inserted"]]

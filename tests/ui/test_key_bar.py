@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from textual import events
+
 from dsh_tui.harness import new_world
 from dsh_tui.harness.readonly import register_log_agent
 from dsh_tui.ui.widgets.key_bar import KeyBar
@@ -89,3 +91,30 @@ async def test_hovering_a_key_shows_its_tooltip_and_highlights_it() -> None:
         await pilot.hover("#transcript")
         await settle(pilot)
         assert bar.hovered is None and bar.tooltip is None
+
+
+async def test_the_bar_follows_the_focus_while_the_app_is_blurred() -> None:
+    # A served app starts blurred although its page has the keyboard (the page's "focus"
+    # arrives before the web driver's opening blur); the composer takes the focus after.
+    # The bar showed the tree's keys until then, and kept them (issue 25).
+    ctx, _model = world()
+    app = make_app(ctx)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await settle(pilot)
+        bar = app.main.query_one(KeyBar)
+
+        def descriptions() -> set[str]:
+            return {key.description for key in bar.shown}
+
+        app.main.agent_tree.focus()
+        await wait_until(pilot, lambda: "Spawn child" in descriptions())
+        app.post_message(events.AppBlur())
+        await wait_until(pilot, lambda: not app.app_focus)
+        assert "Spawn child" in descriptions()  # the blur itself changes nothing shown
+        app.main.composer.focus()
+        await wait_until(pilot, lambda: app.focused is app.main.composer)
+        await settle(pilot)
+        assert "Follow-up" in descriptions() and "Spawn child" not in descriptions()
+        await pilot.press("x")  # a key marks the app focused again (no bindings signal)
+        await wait_until(pilot, lambda: app.app_focus)
+        assert "Follow-up" in descriptions()

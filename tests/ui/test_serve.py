@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import signal
 import socket
@@ -21,8 +22,11 @@ from dsh_tui import cli
 from .served import (
     HANG_GUARD_S,
     Served,
+    TabStates,
     assert_none_left,
+    composer_lines,
     free_port,
+    new_tab_id,
     served_env,
     served_tab,
     tagged,
@@ -124,13 +128,14 @@ async def test_a_served_tab_offers_the_keys_a_browser_passes(tmp_path: Path) -> 
         async with served_tab(served) as tab:
             screen = await tab.wait_for("alt+t Inject")  # the footer
             # The composer title, the footer and the hint name alt+t, never the ctrl+t the
-            # browser keeps, and never shift+enter (a browser sends it as enter).
+            # browser keeps; shift+enter makes a new line (the page sends it as itself).
             title = next(line for line in screen.splitlines() if "→ demo" in line)
-            assert "alt+t inject" in title and "^j newline" in title
-            assert "^t" not in screen and "^n" not in screen and "shift" not in screen
+            assert "alt+t inject" in title and "^j / shift+⏎ newline" in title
+            assert "^t" not in screen and "^n" not in screen
             await tab.type("\x1bOP")  # f1: the help lists every key that works here
             help_screen = await tab.wait_for("dsh-tui keys")
             assert "alt+n" in help_screen and "alt+t" in help_screen
+            assert "shift+⏎" in help_screen
             assert "^n" not in help_screen and "^t" not in help_screen
             assert "^w" not in help_screen and "alt+backspace" in help_screen
             await tab.type("\x1b")
@@ -143,6 +148,9 @@ async def test_a_served_tab_offers_the_keys_a_browser_passes(tmp_path: Path) -> 
             await tab.wait_for("one two three")
             await tab.type("\x1b\x7f")
             await tab.wait_for(lambda text: "one two" in text and "three" not in text)
+            # shift+enter as the page sends it (CSI 13;2 u) starts a new line, sends nothing.
+            await tab.type("\x1b[13;2u" + "four")
+            await tab.wait_for(lambda text: composer_lines(text)[-2:] == ["one two", "four"])
         await served.wait_no_apps()
         (records,) = served.sessions().values()
         inserted = [item for r in records if r["type"] == "agent/inbox/spliced"
@@ -185,5 +193,93 @@ async def test_closing_a_tab_while_the_agent_runs_is_a_quit(tmp_path: Path) -> N
         # Still queued when the tab closed: no claim of it is on record.
         claimed = sum(s.get("removedCount", 0) for s in splices if s["target"] == "next-turn")
         assert claimed == 1
+    finally:
+        served.stop()
+
+
+
+async def test_the_page_learns_when_leaving_would_end_work(tmp_path: Path) -> None:
+    served = Served(tmp_path, "demo_speed = 0.02\n")  # a turn runs until it is stopped
+    tab = new_tab_id()
+    try:
+        async with TabStates(served, tab) as states, served_tab(served, tab=tab) as page:
+            await states.wait_for(lambda s: s == {"leave": False})  # nothing to lose yet
+            await page.type("half a thought")
+            await states.wait_for(lambda s: s["leave"] is True)  # unsent text
+            await page.type("\x7f" * len("half a thought"))
+            await states.wait_for(lambda s: s["leave"] is False)
+            await page.type("compare two designs for a cache\r")
+            await page.wait_for("running · turn 1")
+            running = await states.wait_for(lambda s: "workspace" in s)  # saved: its id
+            assert running["leave"] is True and running["workspace"].startswith("ws-")
+            await page.type("\x1b")  # escape stops the turn (its inbox is kept)
+            await page.wait_for("Stopped demo")
+            await states.wait_for(lambda s: s["leave"] is False)  # nothing runs now
+            await page.type("a draft")
+            await states.wait_for(lambda s: s["leave"] is True)
+            await page.type("\x11")  # ctrl+q: the draft is saved, the app quits
+            await states.wait_for(lambda s: s["leave"] is False)  # the dead page asks nothing
+        async with TabStates(served, "not-a-tab") as refused:
+            assert refused.status == 404
+    finally:
+        served.stop()
+
+
+async def test_a_reloaded_page_is_offered_the_workspace_it_left(tmp_path: Path) -> None:
+    served = Served(tmp_path, "demo_speed = 0\n")
+    first, second, third = new_tab_id(), new_tab_id(), new_tab_id()
+    try:
+        async with TabStates(served, first) as states, served_tab(served, tab=first) as page:
+            await page.type("compare two designs for a cache\r")
+            await page.type("and a draft kept for later")
+            await page.wait_for(lambda t: "→ demo" in t and
+                                composer_lines(t)[:1] == ["and a draft kept for later"])
+            left = await states.wait_for(lambda s: "workspace" in s and s["leave"])
+        # Reloaded at once: the page's next load names the one it replaced, whose app is
+        # still quitting (it holds the workspace until it has saved everything).
+        async with served_tab(served, tab=second, left=first,
+                              ready="Reopen the workspace this page left?") as page:
+            offer = await page.wait_for(left["workspace"])
+            assert "1 root agent (demo)" in offer
+            await page.type("\r")  # enter: Reopen has the focus
+            # Its agent (with its turn: "t1" in the tree) and its draft, with no new
+            # "demo" beside it. (Which part of the reply shows depends on how far the
+            # turn got before the reload, so the transcript is not read.)
+            screen = await page.wait_for(
+                lambda t: "→ demo" in t
+                and composer_lines(t)[:1] == ["and a draft kept for later"])
+            named_demo = re.compile(r"[\s▼▶└├─│]*\S demo ")  # a row's glyph, then its name
+            tree = [line.split("│")[1] for line in screen.splitlines()
+                    if line.startswith("│") and named_demo.match(line.split("│")[1])]
+            assert len(tree) == 1 and " t1 " in tree[0], tree
+        await served.wait_no_apps()
+        roots = [sid for sid in served.sessions() if "." not in sid]
+        assert len(roots) == 1  # nothing new was saved
+        # A page whose last load declined nothing and saved nothing still offers it; escape
+        # starts a new workspace instead.
+        async with served_tab(served, tab=third, left=second,
+                              ready="Reopen the workspace this page left?") as page:
+            await page.type("\x1b")
+            await page.wait_for(lambda t: "→ demo" in t and "No messages yet" in t)
+        async with served_tab(served, tab=new_tab_id()):  # a new tab: nothing to offer
+            pass
+        await served.wait_no_apps()
+    finally:
+        served.stop()
+
+
+async def test_after_every_page_load_the_key_bar_shows_the_composers_keys(
+        tmp_path: Path) -> None:
+    # The page focuses its terminal on the app's first output, before the web driver's
+    # opening blur: the app starts blurred with the composer focused, and the bar kept the
+    # agent tree's keys (4 of 4 loads in a browser, issue 25).
+    served = Served(tmp_path, "demo_speed = 0\n")
+    try:
+        for _ in range(3):
+            async with served_tab(served) as tab:
+                screen = await tab.wait_for(lambda t: "Follow-up" in t.splitlines()[-1])
+                footer = screen.splitlines()[-1]
+                assert "Inject" in footer and "Spawn child" not in footer
+            await served.wait_no_apps()
     finally:
         served.stop()

@@ -17,6 +17,10 @@ from dsh_tui.serve.server import printed_url
 from .served import Served, served_tab
 
 ASSETS = ("/static/js/textual.js", "/static/css/xterm.css")
+TAB = "0123456789abcdef0123456789abcdef"
+TAB_SOCKET = f"/ws/{TAB}/{TAB[::-1]}?width=80&height=24"
+"""The socket dsh-tui's page opens (its tab and the one it replaced); `tab/TAB/state` is
+the stream of what the tab's app reports."""
 
 
 async def ws_status(served: Served, headers: dict[str, str], origin: str | None = None,
@@ -51,12 +55,13 @@ async def test_without_the_cookie_every_request_is_refused(tmp_path: Path) -> No
         cookie = await served.cookie()
         for cookie_header in [None, *forged(cookie)]:
             headers = {"Cookie": cookie_header} if cookie_header else {}
-            for path in ("/", *ASSETS, "/download/abc", "/nowhere"):
+            for path in ("/", *ASSETS, "/download/abc", "/nowhere", f"/tab/{TAB}/state"):
                 answer = await get(served, path, **headers)
                 assert answer.status_code == 401, (path, cookie_header)
                 assert answer.text.count("\n") == 1 and token not in answer.text
                 assert "set-cookie" not in answer.headers
             assert await ws_status(served, headers) == 401
+            assert await ws_status(served, headers, path=TAB_SOCKET) == 401
         assert served.apps() == []  # no refused socket started an app
         # The cookie itself does let in (so the refusals above are the cookie's doing).
         assert (await get(served, "/", Cookie=cookie)).status_code == 200
@@ -105,11 +110,12 @@ async def test_foreign_hosts_origins_and_sites_are_refused_even_signed_in(tmp_pa
             origin = extra.pop("Origin", None)
             headers = {"Cookie": cookie, **extra}
             with_origin = {**headers, **({"Origin": origin} if origin else {})}
-            for path in ("/", *ASSETS):
+            for path in ("/", *ASSETS, f"/tab/{TAB}/state"):
                 answer = await get(served, path, **with_origin)
                 assert answer.status_code == 403, (path, extra, origin)
                 assert token not in answer.text
             assert await ws_status(served, headers, origin=origin) == 403, (extra, origin)
+            assert await ws_status(served, headers, origin=origin, path=TAB_SOCKET) == 403
             # Nor can a rebinding page exchange the token for a cookie.
             exchange = await get(served, f"/?token={token}", **with_origin)
             assert exchange.status_code == 403 and "set-cookie" not in exchange.headers
@@ -193,7 +199,8 @@ async def test_served_on_every_address_the_page_uses_the_address_it_was_reached_
         assert page.status_code == 200
         assert "0.0.0.0" not in page.text and "127.0.0.1" not in page.text
         assert 'src="static/js/textual.js"' in page.text
-        assert 'new URL("ws", window.location.href)' in page.text
+        assert 'var path = "ws/" + tab' in page.text
+        assert "new URL(path, window.location.href)" in page.text
         # Reached through another address of the machine: an IP literal cannot be a
         # rebinding attack, so it is answered; a name still has to be trusted.
         assert (await get(served, "/", Cookie=cookie,

@@ -131,6 +131,29 @@ def publish_new_file(final: Path, content: bytes | Sequence[bytes]) -> None:
             pass
 
 
+def replace_durably(final: Path, content: bytes) -> None:
+    """Make `final` hold exactly `content`, replacing what it held: written to a private
+    temp file, fsynced, renamed over `final`, then the directory fsynced. A crash leaves
+    either the old file or the new one whole, never a mix (the temp file may stay behind;
+    its name ends in `.tmp`)."""
+    tmp = final.with_name(f"{final.name}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_CLOEXEC | _O_BINARY, 0o600)
+    try:
+        try:
+            write_all(fd, content)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, final)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    fsync_dir(final.parent)
+
+
 def truncate_durably(path: Path, size: int) -> None:
     """Cut `path` back to `size` bytes and fsync, so a repaired torn tail stays cut after a
     power loss (the first of a repair's two durable steps)."""

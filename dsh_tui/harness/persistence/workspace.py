@@ -25,6 +25,10 @@ meanwhile, so the app's "not saved" line covers the workspace too. Like a sessio
 
 A new workspace is created on disk only when one of its sessions is (the first accepted
 message): an app opened and closed leaves nothing behind.
+
+Beside the record, `drafts.json` holds each agent's unsent composer text: one small JSON
+object written whole and renamed over the last (`replace_durably`), since a draft changes
+with every pause in typing and an append-only record would grow by the whole text each time.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .fileio import append_all, make_private_dirs, open_append, write_all
+from .fileio import append_all, make_private_dirs, open_append, replace_durably, write_all
 from .lock import SessionLock, lock_holder
 from .paths import encode_segment, project_dir_name
 
@@ -51,6 +55,8 @@ WORKSPACES_DIR = "~workspaces"
 WORKSPACE_LOG = "workspace.jsonl"
 WORKSPACE_LOCK = "workspace.lock"
 WORKSPACE_VERSION = 1
+DRAFTS_FILE = "drafts.json"
+DRAFTS_VERSION = 1
 _READ_LIMIT = 16 << 20  # a workspace record is a few KB; refuse to fold a runaway file
 RETRY_DELAY = 1.0  # while writing fails, retry this often (as the session writers do)
 OPTION_KEYS = ("config", "route", "provider", "model", "baseUrl")
@@ -165,6 +171,28 @@ def read_state(path: Path) -> tuple[WorkspaceState | None, int]:
     return state, good
 
 
+def read_drafts(directory: Path) -> dict[str, str]:
+    """The drafts kept in a workspace's directory: session id → unsent text (none: {}).
+    A damaged or oversized file is logged and read as no drafts, never an error."""
+    path = directory / DRAFTS_FILE
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(_READ_LIMIT + 1)
+    except FileNotFoundError:
+        return {}
+    except OSError as error:
+        log.warning("cannot read the drafts in %s: %s", path, error)
+        return {}
+    doc = _parse(data) if len(data) <= _READ_LIMIT else None
+    drafts = doc.get("drafts") if isinstance(doc, dict) and doc.get("type") == "drafts" \
+        else None
+    if not isinstance(drafts, dict):
+        log.warning("skipping the drafts in %s: not a drafts file", path)
+        return {}
+    return {key: text for key, text in drafts.items()
+            if isinstance(key, str) and key and isinstance(text, str) and text}
+
+
 def list_workspaces(root: Path) -> list[WorkspaceState]:
     """Every readable workspace record under `root`, most recently active first."""
     found: list[WorkspaceState] = []
@@ -227,6 +255,10 @@ class Workspace:
         self.opened_selection: str | None = state.selected
         """The selection as the workspace was opened (the app restores it once)."""
         self.opened_breakpoints: set[str] = set(state.breakpoints)
+        self.drafts: dict[str, str] = {}
+        """Each agent's unsent composer text, as last given to `save_drafts` (or as the
+        reopened workspace kept it)."""
+        self._drafts_dirty = False
 
     @property
     def id(self) -> str:
@@ -258,6 +290,7 @@ class Workspace:
             if state.path.stat().st_size > good:
                 os.truncate(state.path, good)
             workspace = cls(root, fresh, materialized=True)
+            workspace.drafts = read_drafts(state.path.parent)
             workspace._lock = lock
             workspace._fd = open_append(state.path)
         except BaseException:
@@ -293,7 +326,39 @@ class Workspace:
             self._failed(error, "cannot write")
             return
         self._pending.clear()
-        self.failure = None
+        if not self._drafts_dirty:
+            self.failure = None
+
+    def save_drafts(self, drafts: Mapping[str, str]) -> None:
+        """Keep each agent's unsent text with the workspace (empty ones left out): written
+        whole, replacing the last, while the workspace is on disk; held until it is. Never
+        raises: a failed write shows in `save_failure` and is retried."""
+        wanted = {key: text for key, text in drafts.items() if text}
+        with self._mutex:
+            if self.closed or (wanted == self.drafts and not self._drafts_dirty):
+                return
+            self.drafts = wanted
+            self._drafts_dirty = True
+            if self.materialized:
+                self._write_drafts()
+
+    def _write_drafts(self) -> None:
+        if not self._drafts_dirty:
+            return
+        path = self.path.parent / DRAFTS_FILE
+        try:
+            if self.drafts:
+                doc = {"type": "drafts", "version": DRAFTS_VERSION, "drafts": self.drafts}
+                replace_durably(path, json.dumps(doc, ensure_ascii=False,
+                                                 separators=(",", ":")).encode("utf-8"))
+            else:
+                path.unlink(missing_ok=True)
+        except OSError as error:
+            self._failed(error, "cannot write the drafts of")
+            return
+        self._drafts_dirty = False
+        if not self._pending:
+            self.failure = None
 
     def _failed(self, error: OSError, what: str) -> None:
         if self.failure is None:
@@ -315,13 +380,14 @@ class Workspace:
                 return
             if self.materialized:
                 self._write_pending()
+                self._write_drafts()
                 return
         self.materialize()
 
     @property
     def save_failure(self) -> str | None:
         """Why records of this workspace are not on disk right now, or None (cheap to poll)."""
-        unsaved = self._pending if self.materialized else self._wanted
+        unsaved = (self._pending or self._drafts_dirty) if self.materialized else self._wanted
         return self.failure if unsaved else None
 
     def materialize(self) -> None:
@@ -358,6 +424,7 @@ class Workspace:
             self.materialized = True
             self.failure = None
             self._write_pending()
+            self._write_drafts()
 
     def close(self) -> None:
         """Write what is pending, fsync, let go of the lock. Idempotent. What still cannot
@@ -371,6 +438,8 @@ class Workspace:
             if self._retry is not None:
                 self._retry.cancel()
                 self._retry = None
+            if self.materialized:
+                self._write_drafts()
             fd, self._fd = self._fd, None
             if fd is not None:
                 if self._pending:
@@ -385,8 +454,8 @@ class Workspace:
             if self._lock is not None:
                 self._lock.release()
                 self._lock = None
-            unsaved = len(self._pending) if self.materialized else \
-                (len(self._pending) + 1 if self._wanted else 0)
+            unsaved = len(self._pending) + int(self._drafts_dirty) if self.materialized \
+                else (len(self._pending) + 1 if self._wanted else 0)
             if unsaved:
                 self.lost_on_exit = (f"nothing more could be saved under {self.root}: {unsaved} "
                                      f"record(s) of workspace {self.id} were not written "

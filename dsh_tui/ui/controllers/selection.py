@@ -23,6 +23,7 @@ from ..state.workspace import record_selected
 from ..widgets.breakpoint_panel import BreakpointPanel
 from .agents import offers_routes
 from .breakpoints import BreakpointActions
+from .drafts import DraftKeeper
 from .editing import Editing
 from .seams import Panes, Screenside, World
 
@@ -49,10 +50,12 @@ class Host(World, Panes, Screenside, Protocol):
 class SelectionKeeper:
     """Owns `selected_id`; every pane follows it."""
 
-    def __init__(self, host: Host, breakpoints: BreakpointActions, editing: Editing) -> None:
+    def __init__(self, host: Host, breakpoints: BreakpointActions, editing: Editing,
+                 drafts: DraftKeeper) -> None:
         self.host = host
         self.breakpoints = breakpoints
         self.editing = editing
+        self.drafts = drafts
         self.selected_id: str | None = None
         self._greyed = True
         """Whether the footer was last drawn with no agent selected (see `check_action`)."""
@@ -61,8 +64,8 @@ class SelectionKeeper:
 
     def select(self, agent_id: str | None, *, focus_tree: bool = False,
                from_tree: bool = False) -> None:
-        """The one place the selected agent changes: the transcript, inbox, composer title,
-        event log and tree cursor all follow `selected_id`. `from_tree` is the tree
+        """The one place the selected agent changes: the transcript, inbox, composer (its
+        title and the agent's draft), event log and tree cursor all follow `selected_id`. `from_tree` is the tree
         reporting the person's cursor move (the cursor is already there)."""
         host = self.host
         views = host.bridge.views
@@ -74,6 +77,7 @@ class SelectionKeeper:
             self._caps = caps  # an agent that cannot do everything greys out other keys
             host.refresh_bindings()  # `check_action` answers differently now
         if agent_id != self.selected_id:
+            self.drafts.switched(self.selected_id, agent_id)  # the text stays with its agent
             self.selected_id = agent_id
             record_selected(host.ctx, agent_id)
             view = views.get(agent_id) if agent_id else None

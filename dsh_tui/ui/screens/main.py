@@ -26,6 +26,7 @@ from dsh_tui.harness.connection import Connection, Notice, connection_of
 from ..bindings import bind, keys_for
 from ..controllers.agents import AgentActions, offers_routes
 from ..controllers.breakpoints import BreakpointActions
+from ..controllers.drafts import DraftKeeper
 from ..controllers.editing import Editing
 from ..controllers.inbox import InboxActions
 from ..controllers.layout import Layout
@@ -40,7 +41,7 @@ from ..state.breakpoints import Breakpoints, Pause
 from ..state.bridge import Bridge, FlushBatch
 from ..state.config import UiConfig
 from ..state.gestures import refused
-from ..state.workspace import initial_breakpoints, initial_selection
+from ..state.workspace import initial_breakpoints, initial_selection, workspace_of
 from ..widgets.agent_tree import AgentTree
 from ..widgets.breakpoint_panel import BreakpointPanel
 from ..widgets.composer import Composer
@@ -120,7 +121,9 @@ class MainScreen(Screen[None]):
         self.sending = Sending(self)
         self.editing = Editing(self, self.sending)
         self.breakpoint_actions = BreakpointActions(self, self.editing)
-        self.selection = SelectionKeeper(self, self.breakpoint_actions, self.editing)
+        self.draft_keeper = DraftKeeper(self)
+        self.selection = SelectionKeeper(self, self.breakpoint_actions, self.editing,
+                                         self.draft_keeper)
         self.inbox_actions = InboxActions(self, self.editing)
         self.agent_actions = AgentActions(self)
         self.session_actions = SessionActions(self)
@@ -204,7 +207,8 @@ class MainScreen(Screen[None]):
             self.say(notice.text, notice.level, timeout=8)
 
     def restore_workspace(self) -> None:
-        """A reopened workspace comes back as it was left: its selection and breakpoints."""
+        """A reopened workspace comes back as it was left: its selection, breakpoints and
+        each agent's unsent text."""
         assert self.breakpoints is not None
         armed = {agent_id for agent_id in initial_breakpoints(self.ctx)
                  if self.ctx.agents.get(agent_id) is not None}
@@ -216,6 +220,9 @@ class MainScreen(Screen[None]):
         wanted = initial_selection(self.ctx)
         if wanted is not None and wanted in self.bridge.views:
             self.select_agent(wanted)
+        workspace = workspace_of(self.ctx)
+        if workspace is not None and workspace.drafts:
+            self.draft_keeper.restore(workspace.drafts)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """In `view` (read-only) the footer offers nothing that sends or changes agents
@@ -300,6 +307,14 @@ class MainScreen(Screen[None]):
     def offers_routes(self) -> bool:
         """More than one route in this run (the tree shows each agent's route then)."""
         return offers_routes(self.config)
+
+    def on_text_area_changed(self, event: Composer.Changed) -> None:
+        if event.text_area is self.composer:
+            self.draft_keeper.edited()
+
+    def save_drafts(self) -> None:
+        """Save every agent's unsent text with the workspace now (the app is leaving)."""
+        self.draft_keeper.save()
 
     def on_agent_tree_selected(self, event: AgentTree.Selected) -> None:
         self.select_agent(event.agent_id)

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -171,3 +172,18 @@ def with_live(catalog: list[WorkspaceEntry], ctx: Any,
         else:
             group.roots.append(fresh[agent.id])
     return catalog
+
+
+@dataclass(frozen=True)
+class WorkspaceOffer:
+    """A saved workspace a browser tab just left (a reload, a tab reopened): the app asks
+    whether to reopen it before it makes a new one, so a reload does not start blank (and
+    a later f3 resume does not put its roots beside a second, new "demo")."""
+
+    workspace_id: str
+    summary: str
+    """What it holds, in a few words (its roots' names; shown through the sanitiser)."""
+    reopen: Callable[[], Awaitable[None]]
+    """Open it in this world (waiting a little for the page it left to let go of it)."""
+    fresh: Callable[[], Awaitable[None]]
+    """Start a new workspace with its first agent instead, as an app run without it does."""

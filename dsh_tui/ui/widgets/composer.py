@@ -3,8 +3,8 @@
 `enter` queues a follow-up (next turn), `ctrl+s` steers the running turn (next
 step, wakes an idle agent), `ctrl+t` (`alt+t` in a browser, which keeps ctrl+t for a
 new tab) injects context for the next step without waking anyone, `ctrl+j` inserts a
-newline (so does `shift+enter` where the terminal reports it, but most terminals and
-every browser send it as enter, so it is never advertised). `ctrl+w` or `alt+backspace`
+newline (so does `shift+enter` in a browser and where the terminal reports it; most
+terminals send it as enter, so a terminal never advertises it). `ctrl+w` or `alt+backspace`
 deletes the word before the cursor (a browser closes the tab on ctrl+w). Pasted text
 keeps its newlines. `up` on the first line and `down` on the last walk through what was
 sent before.
@@ -172,6 +172,14 @@ class Composer(SafeTextArea):
                 self._load(self.sent_history[self._history_index])
             return
         super().action_cursor_down(select)
+
+    def show_draft(self, text: str) -> None:
+        """Show `text` as the message being written (another agent's draft): a walk
+        through the sent history starts over from it."""
+        self._history_index = None
+        self._draft = ""
+        if text != self.text:
+            self._load(text)
 
     def _load(self, text: str) -> None:
         self.load_text(text)

@@ -107,19 +107,31 @@ class KeyBar(Widget, can_focus=False):
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self.bindings_changed)
+        self.watch(self.app, "app_focus", self._app_focus_changed, init=False)
 
     def on_unmount(self) -> None:
         self.screen.bindings_updated_signal.unsubscribe(self)
 
     def bindings_changed(self, screen: Screen) -> None:
         """Textual's signal after the focus (or `refresh_bindings`) changed the keys: read
-        them and repaint the line. (Like Textual's footer, nothing changes while the app
-        itself is not focused, so the keys do not flicker as the terminal loses focus.)"""
+        them and repaint the line. While the app itself is blurred, a move of the focus to
+        nothing (Textual's answer to the blur) leaves the keys alone, so they do not flicker
+        as the terminal loses focus; a move to a widget is followed. (A served app starts
+        blurred although its page's terminal has the keyboard: the page's "focus" comes
+        before the web driver's opening blur, and the composer takes the focus after.)"""
         self._ready = True
-        if not screen.app.app_focus or not self.is_attached or screen is not self.screen:
+        if not self.is_attached or screen is not self.screen:
+            return
+        if not screen.app.app_focus and screen.focused is None:
             return
         self._read_keys()
         self.refresh()
+
+    def _app_focus_changed(self, _focused: bool) -> None:
+        """Textual marks the app focused again on a key or a click without a bindings
+        signal: the keys are read then too."""
+        if self._ready:
+            self.bindings_changed(self.screen)
 
     def _read_keys(self) -> None:
         """The screen's active bindings, shown as Textual's footer shows them: one key per
