@@ -7,6 +7,7 @@ the app gets `config=None` (the defaults) unless a test passes its own.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -84,12 +85,19 @@ async def settle(pilot: Any, rounds: int = 3) -> None:
         await pilot.pause()
 
 
-async def wait_until(pilot: Any, predicate: Callable[[], bool], rounds: int = 400) -> None:
-    """Poll (pausing the app between checks) until `predicate()`; fail if it never holds."""
-    for _ in range(rounds):
+async def wait_until(pilot: Any, predicate: Callable[[], bool], rounds: int = 400,
+                     timeout: float = 15.0) -> None:
+    """Poll (pausing the app between checks) until `predicate()`; fail if it never holds.
+
+    It gives up after `rounds` checks *and* `timeout` seconds, whichever comes later: on a
+    loaded machine a few hundred short pauses can pass before a timer in the app fires."""
+    deadline = time.monotonic() + timeout
+    done = 0
+    while done < rounds or time.monotonic() < deadline:
         if predicate():
             return
         await pilot.pause(0.005)
+        done += 1
     assert predicate(), "condition never became true"
 
 

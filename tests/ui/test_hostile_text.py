@@ -196,7 +196,9 @@ async def _hostile_session(data: Path) -> str:
 
 
 async def test_sessions_and_export_print_hostile_titles_and_prompts_safely(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)  # rows whole, as piped output keeps them
     session_id = await _hostile_session(tmp_path)
     outputs: dict[str, str] = {}
     for name, argv in {
