@@ -98,8 +98,9 @@ class AgentView:
 
     @property
     def model(self) -> str:
-        """The model name shown for the agent: its route's, else the last one the log names."""
-        return str(self.agent.options.model or self.transcript.model_label or "")
+        """The model name shown for the agent: its route's, else the last one the log names.
+        A label, so made safe to show (a config or a crafted log may name any string)."""
+        return visible_label(str(self.agent.options.model or self.transcript.model_label or ""))
 
     @property
     def route(self) -> str:
@@ -109,7 +110,7 @@ class AgentView:
     @property
     def route_label(self) -> str:
         """`route · model`, or just the model when the route is named after it."""
-        route, model = visible_label(self.route), visible_label(self.model)
+        route, model = visible_label(self.route), self.model
         if not route or route == model:
             return model
         return f"{route} · {model}" if model else route

@@ -156,7 +156,7 @@ class AgentTree(PaneKeys, KeepLinesOnHeight, Tree[str]):
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(icon, icon_style)
         text.append(" ")
-        text.append(view.name, Style(bold=running))
+        text.append(visible_label(view.name), Style(bold=running))
         turn = agent.current_turn
         if turn:
             text.append(f" t{turn}", Style(dim=True))
@@ -171,7 +171,7 @@ class AgentTree(PaneKeys, KeepLinesOnHeight, Tree[str]):
         offers = getattr(self.screen, "offers_routes", None)
         label = view.route_label if callable(offers) and offers() else view.model
         if label:
-            text.append(f" {label}", Style(dim=True, italic=True))
+            text.append(f" {visible_label(label)}", Style(dim=True, italic=True))
         return text
 
     def render_label(self, node: TreeNode[str], base_style: Style, style: Style) -> Text:
