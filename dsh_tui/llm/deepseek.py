@@ -23,6 +23,7 @@ import httpx
 from dsh_tui.harness.llm_types import LlmError, make_failure
 
 from .openai_compat import OpenAICompatibleProvider, Thinking
+from .sse import StreamLimits
 from .wire import ReasoningReplay
 
 DEFAULT_BASE_URL = "https://api.deepseek.com"
@@ -55,7 +56,7 @@ class DeepSeekProvider(OpenAICompatibleProvider):
                  default_model: str = DEFAULT_MODEL, thinking: ThinkingMode | None = None,
                  default_effort: str = "high", max_tokens: int = DEFAULT_MAX_TOKENS,
                  context_windows: Mapping[str, int] | None = None, user_id: str | None = None,
-                 retry_policy: Any = None) -> None:
+                 retry_policy: Any = None, limits: StreamLimits | None = None) -> None:
         super().__init__(base_url, api_key, connect_timeout=connect_timeout,
                          read_timeout=read_timeout, write_timeout=write_timeout,
                          pool_timeout=pool_timeout, idle_timeout=idle_timeout, client=client,
@@ -63,7 +64,7 @@ class DeepSeekProvider(OpenAICompatibleProvider):
                          default_model=default_model,
                          context_windows={m: DEFAULT_CONTEXT_WINDOW for m in MODELS}
                          | dict(context_windows or {}),
-                         retry_policy=retry_policy)
+                         retry_policy=retry_policy, limits=limits)
         if default_effort not in REASONING_EFFORTS:
             raise ValueError(f"default_effort must be one of {', '.join(REASONING_EFFORTS)}")
         self.thinking_mode = thinking

@@ -53,13 +53,21 @@ def http_error_code(status: int, error: Mapping[str, Any] | None = None) -> str:
     return f"HTTP_{status}"
 
 
+RETRY_AFTER_DIGITS = 12
+"""A delay-seconds value with more digits than this (over 31,000 years) is read as this many."""
+
+
 def retry_after_ms(value: str | None, *, now: float | None = None) -> float | None:
     """`Retry-After` as delay-seconds or an HTTP date; None unless it is in the future."""
     if value is None:
         return None
     value = value.strip()
     if _DIGITS.fullmatch(value):
-        delay = int(value) * 1000.0
+        # Clamped before `int()`: a hostile 5,000-digit value would otherwise raise
+        # Python's integer-limit error, shown as the failure's message.
+        digits = value.lstrip("0") or "0"
+        seconds = int(digits) if len(digits) <= RETRY_AFTER_DIGITS else 10 ** RETRY_AFTER_DIGITS
+        delay = seconds * 1000.0
         return delay if delay > 0 else None
     try:
         when = email.utils.parsedate_to_datetime(value)

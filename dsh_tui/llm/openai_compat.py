@@ -18,7 +18,8 @@ import json
 import logging
 import re
 import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+import zlib
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, cast
@@ -38,7 +39,8 @@ from dsh_tui.harness.signal import CancelSignal
 from .blocks import failed_finish
 from .errors import SecretFilter, clip, http_failure, redact_all, request_id_of
 from .guard import StreamAborted, StreamGuard, StreamSilent, StreamStalled
-from .sse import SseComment, SseParser
+from .inflate import ACCEPT_ENCODING, BodyDecoder, UnsupportedEncoding
+from .sse import SseComment, SseItem, SseParser, SseTooLarge, StreamLimits, size_text
 from .translate import ChatStreamTranslator
 from .wire import ReasoningReplay, sampling_fields, serialize_messages, serialize_tools
 
@@ -93,17 +95,29 @@ class _CallFacts:
     sent_at: float = 0.0  # loop time the request went out (the first-byte clock)
     first_byte: bool = False  # any body byte arrived
     content: bool = False  # a data event arrived
+    received: int = 0  # bytes of the reply body so far, decompressed
+
+
+TOO_LARGE = "RESPONSE_TOO_LARGE"
+"""The failure code of a reply past a `StreamLimits` bound (not retried: a retry would
+fetch the same again)."""
 
 
 async def _read_capped(response: httpx.Response) -> bytes:
-    """An error body, bounded: a gateway may answer with a large HTML page."""
+    """An error body, bounded: a gateway may answer with a large HTML page (or a gzip
+    bomb: it is inflated piece by piece and the rest never read)."""
     parts: list[bytes] = []
     size = 0
-    async for part in response.aiter_bytes():
-        parts.append(part)
-        size += len(part)
-        if size >= MAX_ERROR_BODY_BYTES:
-            break
+    try:
+        decoder = BodyDecoder(response.headers.get("content-encoding"))
+        async for raw in response.aiter_raw():
+            for part in decoder.feed(raw):
+                parts.append(part)
+                size += len(part)
+                if size >= MAX_ERROR_BODY_BYTES:
+                    return b"".join(parts)[:MAX_ERROR_BODY_BYTES]
+    except (UnsupportedEncoding, zlib.error):
+        pass  # the status line still says what went wrong
     return b"".join(parts)[:MAX_ERROR_BODY_BYTES]
 
 
@@ -151,6 +165,7 @@ class OpenAICompatibleProvider:
     `max_tokens_field` the output-cap field, `stream_usage` whether to ask for
     usage with `stream_options`, `extra_body`/`extra_headers` are merged into
     every request (e.g. `{"chat_template_kwargs": {"enable_thinking": False}}`).
+    `limits` bounds one reply (line, event and body sizes; `sse.StreamLimits`).
     """
 
     name = "openai-compatible"
@@ -167,7 +182,7 @@ class OpenAICompatibleProvider:
                  max_tokens_field: str = "max_tokens", stream_usage: bool = True,
                  extra_body: Mapping[str, Any] | None = None,
                  extra_headers: Mapping[str, str] | None = None,
-                 retry_policy: Any = None) -> None:
+                 retry_policy: Any = None, limits: StreamLimits | None = None) -> None:
         if httpx.URL(base_url).scheme not in ("http", "https"):
             raise ValueError(f"base_url must start with http:// or https://, got {base_url!r}")
         self.base_url = base_url.rstrip("/")
@@ -192,6 +207,7 @@ class OpenAICompatibleProvider:
         self.extra_body: dict[str, Any] = dict(extra_body or {})
         self.extra_headers: dict[str, str] = dict(extra_headers or {})
         self.retry_policy = retry_policy
+        self.limits = limits if limits is not None else StreamLimits()
         """Read by the loop and handed to `agent/request-error` listeners (None: their default)."""
         self._shared_client = client
         self._owned: tuple[weakref.ref[asyncio.AbstractEventLoop], httpx.AsyncClient] | None = None
@@ -260,7 +276,8 @@ class OpenAICompatibleProvider:
 
     def headers(self, request: Mapping[str, Any], key: str | None) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "text/event-stream",
-                   "User-Agent": USER_AGENT, **self.extra_headers}
+                   "Accept-Encoding": ACCEPT_ENCODING, "User-Agent": USER_AGENT,
+                   **self.extra_headers}
         if key is not None:
             headers["Authorization"] = f"Bearer {key}"
         return headers
@@ -386,8 +403,13 @@ class OpenAICompatibleProvider:
     async def _translate(self, response: httpx.Response, guard: StreamGuard,
                          facts: _CallFacts, translator: ChatStreamTranslator
                          ) -> AsyncGenerator[StreamChunk, None]:
-        parser = SseParser()
-        reads = cast(AsyncGenerator[bytes, None], response.aiter_bytes())
+        parser = SseParser(self.limits)
+        try:
+            decoder = BodyDecoder(response.headers.get("content-encoding"))
+        except UnsupportedEncoding as error:
+            raise LlmError(make_failure(f"{self.label} answered with an {error}",
+                                        "MALFORMED_RESPONSE")) from None
+        reads = cast(AsyncGenerator[bytes, None], response.aiter_raw())
         try:
             while True:
                 try:
@@ -401,7 +423,7 @@ class OpenAICompatibleProvider:
                 if data is None:
                     break
                 facts.first_byte = True
-                for item in parser.feed(data):
+                for item in self._items(parser, decoder, data, facts):
                     if isinstance(item, SseComment) or not item.data.strip():
                         # Transport liveness only, no content progress: a comment, or an
                         # event whose data is empty (dispatched by the SSE rules, means nothing).
@@ -432,6 +454,22 @@ class OpenAICompatibleProvider:
             return
         raise LlmError(make_failure(f"{self.label} stream ended before [DONE]",
                                     "STREAM_CLOSED"))
+
+    def _items(self, parser: SseParser, decoder: BodyDecoder, data: bytes,
+               facts: _CallFacts) -> Iterator[SseItem]:
+        """The SSE items in one raw read, inflated piece by piece and held to `limits`."""
+        try:
+            for piece in decoder.feed(data):
+                facts.received += len(piece)
+                if facts.received > self.limits.reply:
+                    raise SseTooLarge(f"a reply larger than {size_text(self.limits.reply)}")
+                yield from parser.feed(piece)
+        except SseTooLarge as error:
+            raise LlmError(make_failure(f"{self.label} sent {error}; the rest was not read",
+                                        TOO_LARGE)) from None
+        except zlib.error as error:
+            raise LlmError(make_failure(f"{self.label} sent a corrupt compressed body "
+                                        f"({error})", "MALFORMED_RESPONSE")) from None
 
     async def _wait(self, guard: StreamGuard, awaitable: Any, on_orphan: Any = None, *,
                     limit: float | None = None, first: bool = True) -> Any:
