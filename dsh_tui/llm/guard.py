@@ -10,7 +10,9 @@ does not count against it.
 Each wait runs the awaitable as its own task and races it against the caller's
 `CancelSignal`, so an abort interrupts a read that is blocked on the network,
 not only the next chunk. Nothing here yields from inside a wait, so the owning
-async generator can be closed or cancelled at any point.
+async generator can be closed or cancelled at any point. A timer that fires while
+the server's bytes wait to be read (the process was stopped past the deadline) does
+not fail the read: it gets a short grace first.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from typing import Any, TypeVar
 from dsh_tui.harness.signal import CancelSignal
 
 T = TypeVar("T")
+
+STALL_GRACE = 0.25
+"""Seconds a wait whose timer fired still gives its read (see `StreamGuard.run`)."""
 
 
 class StreamAborted(Exception):
@@ -94,6 +99,15 @@ class StreamGuard:
         try:
             await asyncio.wait({task, abort}, timeout=timeout,
                                return_when=asyncio.FIRST_COMPLETED)
+            if not (task.done() or abort.done()) and timeout:
+                # The timer fired. After a stop (SIGSTOP) it fires in the same loop pass
+                # that finds the server's bytes readable, or an earlier one, before the read
+                # could take them: the deadline passed, yet the server was not silent. Only
+                # a read still empty after a short grace, counted from now, is silence. A
+                # wait that began overdue (the watchdog's budget already spent on
+                # keep-alives) gets none, so a trickle of comments cannot extend it.
+                await asyncio.wait({task, abort}, timeout=STALL_GRACE,
+                                   return_when=asyncio.FIRST_COMPLETED)
         except BaseException:  # our own task was cancelled: take the wait down with it
             await _discard(task, on_orphan)
             raise

@@ -4,13 +4,18 @@ A server that never ends a line, one that sends an event of endless `data:` line
 gzip bomb each fail the attempt with one line (`RESPONSE_TOO_LARGE`, not retried) once a
 bound of `StreamLimits` is passed, instead of growing memory until the process dies; the
 agent's inbox is kept. A `Retry-After` of 5,000 digits is read as "very long", never shown
-as Python's integer-limit message.
+as Python's integer-limit message. A process stopped (SIGSTOP) for longer than the read
+timeout keeps the reply that arrived meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gzip
+import json
+import os
+import signal
+import sys
 import zlib
 from pathlib import Path
 from typing import Any
@@ -187,3 +192,58 @@ async def test_a_rate_limit_with_a_huge_retry_after_names_the_rate_limit(
     assert failure["code"] == "RATE_LIMIT"
     assert "digits" not in failure["message"] and "slow down" in failure["message"]
     assert failure["providerRetryAfterMs"] > 10**12
+
+
+# ---- a stalled process ------------------------------------------------------------------------
+
+
+CHILD = Path(__file__).with_name("stall_child.py")
+
+
+async def _stopped_while_the_reply_arrives(where: str) -> dict[str, Any]:
+    """A child process streams a reply and is stopped (SIGSTOP) for three times its read
+    timeout while the rest of the reply arrives: after its first event (`where="gap"`), or
+    once the request is in and before the answer's first byte (`"first byte"`). A stopped
+    process's loop wakes with the timer overdue in the same or an earlier pass than the one
+    that finds the bytes readable, which no in-process stall reproduces."""
+    first = data_lines([delta("first half, ")], done=False).encode()
+    rest = data_lines([delta("second half", "stop")]).encode()
+    gap = where == "gap"
+    reply = Reply(200, [first, 0.2, rest] if gap else [first, rest], SSE,
+                  head_delay=0.0 if gap else 0.2)
+    async with FakeServer([reply]) as server:
+        child = await asyncio.create_subprocess_exec(
+            sys.executable, str(CHILD), server.base_url, "0.4",
+            stdout=asyncio.subprocess.PIPE, stdin=asyncio.subprocess.DEVNULL)
+        assert child.stdout is not None
+        try:
+            async with asyncio.timeout(30):
+                if gap:
+                    assert await child.stdout.readline() == b"FIRST\n"
+                else:
+                    while not server.requests:
+                        await asyncio.sleep(0.005)
+                os.kill(child.pid, signal.SIGSTOP)
+                await asyncio.sleep(1.2)  # the stop itself: three read timeouts long
+                os.kill(child.pid, signal.SIGCONT)
+                lines = (await child.stdout.read()).decode().splitlines()
+                await child.wait()
+        finally:
+            if child.returncode is None:
+                child.kill()
+                await child.wait()
+    result: dict[str, Any] = json.loads(lines[-1])
+    return result
+
+
+async def test_a_stop_longer_than_the_read_timeout_keeps_the_reply_that_arrived_meanwhile(
+        ) -> None:
+    result = await _stopped_while_the_reply_arrives("gap")
+    assert result["finish"] == {"type": "finish", "reason": {"kind": "stop"}}, result
+    assert result["text"] == "first half, second half"
+
+
+async def test_a_stop_before_the_first_byte_keeps_the_reply_that_arrived_meanwhile() -> None:
+    result = await _stopped_while_the_reply_arrives("first byte")
+    assert result["finish"] == {"type": "finish", "reason": {"kind": "stop"}}, result
+    assert result["text"] == "first half, second half"
