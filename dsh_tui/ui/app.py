@@ -36,6 +36,7 @@ from dsh_tui.harness.connection import CONNECTION_EVENT, NOTICE_EVENT
 
 from .bindings import bind, keys_for
 from .commands import DshCommands, Palette
+from .keycheck import key_problem, keymap_problems
 from .keygate import KeyGateApp
 from .keys import SPEC_BY_NAME, startup_keymap
 from .layout_maps import install as install_layout_fix
@@ -127,6 +128,7 @@ class DshApp(KeyGateApp):
         self._interrupted_at = -QUIT_NEVER
         self._theme_ready = False
         self._unknown_keys: list[str] = []
+        self._bad_keys: list[str] = []
         self.keymap: dict[str, str] = {}
         """Binding id → keys, as last set (Textual keeps its own copy private):
         `keys.bound_keys` reads it to name the keys that work."""
@@ -172,7 +174,13 @@ class DshApp(KeyGateApp):
         if self.config.keys:
             known = SPEC_BY_NAME
             self._unknown_keys = sorted(set(self.config.keys) - set(known))
-            configured = {k: v for k, v in self.config.keys.items() if k in known}
+            # The CLI refuses a bad key string; a config given in Python gets the same
+            # check and the same line, and the action keeps its default key (Textual
+            # would take "ctrl+" and never match it: the action silently had no key).
+            self._bad_keys = keymap_problems(
+                {k: v for k, v in self.config.keys.items() if k in known}, known)
+            configured = {k: v for k, v in self.config.keys.items()
+                          if k in known and key_problem(v) is None}
         keymap = startup_keymap(self.is_web, configured)
         if keymap:
             self.set_keymap(keymap)
@@ -197,6 +205,8 @@ class DshApp(KeyGateApp):
         main.start()
         self._world_offs = [self.ctx.on(CONNECTION_EVENT, main.show_connection),
                             self.ctx.on(NOTICE_EVENT, main.show_notice)]
+        for problem in self._bad_keys:
+            self.say(f"{problem}: its default key is kept", "error", timeout=12)
         if self._unknown_keys:
             self.say(f"[keys] in the config names unknown actions: "
                      f"{', '.join(self._unknown_keys)}. "

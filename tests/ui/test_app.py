@@ -8,6 +8,7 @@ import time
 import tomllib
 from pathlib import Path
 
+import pytest
 from shared_fixtures import fixture
 from textual.command import CommandPalette
 from textual.widgets import Checkbox, Input
@@ -20,7 +21,7 @@ from dsh_tui.ui.keys import ACTIONS
 from dsh_tui.ui.screens.help import HelpScreen
 from dsh_tui.ui.state.bridge import FLUSH_INTERVAL
 from dsh_tui.ui.state.config import UiConfig
-from dsh_tui.ui.state.world import create_agent
+from dsh_tui.ui.state.world import create_agent, dispose_all
 from dsh_tui.ui.widgets.blocks import AssistantBlock
 
 from .conftest import (
@@ -401,6 +402,42 @@ async def test_an_unknown_theme_or_key_name_is_reported_not_fatal() -> None:
         assert any('Unknown theme "no-such-theme"' in m and "high-contrast" in m
                    for m in messages)
         assert any("unknown actions: stear" in m for m in messages)
+
+
+async def test_a_bad_key_string_from_python_gets_the_clis_line_and_keeps_the_default_key(
+        tmp_path: Path) -> None:
+    """Issue 25 §3: `UiConfig(keys={"steer": "ctrl+"})` disabled steering silently; the CLI
+    refuses the same file. Both now say the same problem, and the app keeps ctrl+s."""
+    import argparse
+
+    from dsh_tui import cli
+
+    bad = {"steer": "ctrl+", "inject": "ctrl+bogus"}
+    config_file = tmp_path / "keys.toml"
+    config_file.write_text('[keys]\nsteer = "ctrl+"\n', encoding="utf-8")
+    with pytest.raises(cli.CliError) as refused:
+        cli.load_settings(argparse.Namespace(config=config_file, theme=None))
+    cli_problem = str(refused.value).split(f"{config_file}: ", 1)[1]
+    ctx, _ = world([hang()])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx, UiConfig(keys=bad))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        messages = [n.message for n in app._notifications]
+        assert cli_problem.startswith('[keys] steer = "ctrl+"')
+        assert any(m.startswith(cli_problem) for m in messages), messages
+        assert any(m.startswith('[keys] inject = "ctrl+bogus"') for m in messages), messages
+        await pilot.press(*"go")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: agent.status == "running")
+        await pilot.press(*"steer it")
+        await pilot.press("ctrl+s")  # the default key still steers
+        await settle(pilot)
+        assert [m.text for m in agent.inbox.next_step] == ["steer it"]
+        agent.cancel()
+        await idle(pilot, agent)
+    await dispose_all(ctx)
+    await ctx.scope.dispose()
 
 
 async def test_agent_names_are_never_markup() -> None:
