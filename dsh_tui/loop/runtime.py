@@ -14,6 +14,7 @@ from dsh_tui.harness.lifecycle import (
     prepare_agent,
     setup_and_publish,
 )
+from dsh_tui.harness.persistence.writer import ROUTE_TYPE
 from dsh_tui.harness.signal import CancelSignal, any_signal
 
 from .agent import LoopAgent
@@ -124,7 +125,7 @@ def _options_from_log(session: Any, routes: Mapping[str, AgentOptions] | None = 
     is still configured under that name comes back with its current settings."""
     header = session.request_header()
     if not header:
-        return None
+        return _options_from_route_record(session, routes)
     config = header.get("config") or {}
     provider = config.get("provider")
     if provider == "deepseek-official":
@@ -144,3 +145,22 @@ def _options_from_log(session: Any, routes: Mapping[str, AgentOptions] | None = 
         config.get("reasoningEffort"),
         temperature=temperature if isinstance(temperature, int | float) and
         not isinstance(temperature, bool) else None)
+
+
+def _options_from_route_record(session: Any, routes: Mapping[str, AgentOptions] | None
+                               ) -> AgentOptions | None:
+    """The route an agent was made on (`agent/route`), for a session that never sent a
+    request: a named agent that comes back with its workspace keeps its route."""
+    record = next((event.data for event in reversed(session.events)
+                   if event.type == ROUTE_TYPE and isinstance(event.data, Mapping)), None)
+    if record is None:
+        return None
+    provider, model = record.get("provider"), record.get("model")
+    provider = str(provider) if isinstance(provider, str) and provider else None
+    model = str(model) if isinstance(model, str) and model else None
+    route = (routes or {}).get(str(provider))
+    if route is not None:
+        from dataclasses import replace
+
+        return replace(route, model=model or route.model, extra=dict(route.extra))
+    return AgentOptions(provider=provider, model=model) if provider else None

@@ -104,6 +104,8 @@ class JsonlPersistence:
         self.companions: list[Any] = []
         """Other records kept beside the sessions (the open workspace): each one's
         `save_failure` joins this persistence's, so one "not saved" state covers them."""
+        self.keep_named = False
+        """Write sessions that are only named too (see `keep_named_sessions`)."""
         self.on_first_write: list[Callable[[Mapping[str, Any]], None]] = []
         """Called with a new session's header just before its log is first created (the
         workspace creates its own record there, so a session never exists on disk without
@@ -280,6 +282,16 @@ class JsonlPersistence:
         for lock in locks.values():
             lock.release()
 
+    def keep_named_sessions(self) -> None:
+        """From now on a session holding only its name (and route) is written as well, and
+        those already named are written now. Called when the workspace reaches the disk: an
+        agent the person made and named there is expected back with it, message or not."""
+        self.keep_named = True
+        for writer in list(self._live.values()):
+            writer.keep_named = True
+            if not writer.materialized and not writer.creating and writer.pending:
+                self._schedule(writer, True)
+
     # -- health ---------------------------------------------------------------------------------
 
     @property
@@ -363,6 +375,7 @@ class JsonlPersistence:
         if writer is not None:
             return writer
         writer = self._open_writer(session)
+        writer.keep_named = self.keep_named
         self._live[session] = writer
         fresh = writer.capture_existing(session.events)
         self._schedule(writer, any(is_durable_type(event.type) for event in fresh))

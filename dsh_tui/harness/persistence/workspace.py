@@ -40,7 +40,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -259,6 +259,9 @@ class Workspace:
         """Each agent's unsent composer text, as last given to `save_drafts` (or as the
         reopened workspace kept it)."""
         self._drafts_dirty = False
+        self.on_materialize: list[Callable[[], None]] = []
+        """Called once the record is on disk (at once by `when_on_disk` if it already is):
+        the sessions' persistence then writes agents that are only named."""
 
     @property
     def id(self) -> str:
@@ -425,6 +428,22 @@ class Workspace:
             self.failure = None
             self._write_pending()
             self._write_drafts()
+        if self.materialized:
+            self._announce()
+
+    def when_on_disk(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once this record is on disk (now, if it is already)."""
+        self.on_materialize.append(callback)
+        if self.materialized:
+            self._announce()
+
+    def _announce(self) -> None:
+        observers, self.on_materialize = self.on_materialize, []
+        for observer in observers:
+            try:
+                observer()
+            except Exception:
+                log.exception("workspace %s: an on-disk observer failed", self.id)
 
     def close(self) -> None:
         """Write what is pending, fsync, let go of the lock. Idempotent. What still cannot

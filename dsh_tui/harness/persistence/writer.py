@@ -41,9 +41,15 @@ def is_durable_type(event_type: str) -> bool:
         or event_type == "session/title"
 
 
-NAMING_TYPES = frozenset({"session/title"})
+ROUTE_TYPE = "agent/route"
+"""This project's record of the route an agent was made on (`{provider, model}`, ignorable):
+a session that never sent a request has no `request/header` to name it."""
+
+NAMING_TYPES = frozenset({"session/title", ROUTE_TYPE})
 """Events that only name a session. A new session holding nothing else is not created on
-disk: an app opened (or a browser tab reloaded) and left without a message leaves no file."""
+disk: an app opened (or a browser tab reloaded) and left without a message leaves no file.
+Unless `keep_named` is set: then its workspace is on disk, and a named agent is something
+the person made and expects back."""
 
 
 class SessionWriter:
@@ -72,6 +78,9 @@ class SessionWriter:
         # Called with the session directory just before the log is first created
         # (the persistence takes the session's lock there); raises OSError to refuse.
         self.before_create: Callable[[Path], None] | None = None
+        self.keep_named = False
+        """Write a session that is only named (its workspace is on disk)."""
+        self.creating = False  # inside `_materialize` (observers must not re-enter it)
 
     # -- capturing events -----------------------------------------------------------------------
 
@@ -109,7 +118,8 @@ class SessionWriter:
         """Write every pending event as one batch; raises OSError with nothing lost."""
         if not self.pending:
             return
-        if not self.materialized and all(e.type in NAMING_TYPES for e in self.pending):
+        if not self.materialized and not self.keep_named and \
+                all(e.type in NAMING_TYPES for e in self.pending):
             return  # only named so far: the first real event creates the file, with these
         count = len(self.pending)
         try:
@@ -137,9 +147,13 @@ class SessionWriter:
             head = encode_frame(head)
         session_dir = self.path.parent
         created = make_private_dirs(session_dir)
-        if self.before_create is not None:
-            self.before_create(session_dir)
-        publish_new_file(self.path, [head, *batch])
+        self.creating = True
+        try:
+            if self.before_create is not None:
+                self.before_create(session_dir)
+            publish_new_file(self.path, [head, *batch])
+        finally:
+            self.creating = False
         # The new name (and new directories) become durable with the next sync,
         # inside the same batching window as the bytes themselves.
         self._dirs_to_sync = list(dict.fromkeys([session_dir, *(d.parent for d in created)]))

@@ -56,6 +56,9 @@ def start_workspace(ctx: Any, persistence: Any, workspace: Workspace) -> Workspa
     observers = getattr(persistence, "on_first_write", None)
     if observers is not None:
         observers.append(lambda header: workspace.materialize())
+    keep_named = getattr(persistence, "keep_named_sessions", None)
+    if keep_named is not None:
+        workspace.when_on_disk(keep_named)  # named agents come back with it (issue 25)
     companions = getattr(persistence, "companions", None)
     if companions is not None:
         companions.append(workspace)  # its failures show as "not saved" too

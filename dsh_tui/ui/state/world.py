@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from dsh_tui.harness import AgentOptions, CreateAgentOptions, ResumeAgentOptions
 from dsh_tui.harness.agent import Agent, AgentHandle, Setup
 from dsh_tui.harness.persistence.listing import creation_order
+from dsh_tui.harness.persistence.writer import ROUTE_TYPE
 from dsh_tui.harness.surface import ContextSurface
 
 if TYPE_CHECKING:
@@ -40,15 +41,22 @@ def new_agent_id(prefix: str = "agent") -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
-def _title_setup(title: str | None) -> Setup | None:
+def _title_setup(title: str | None, options: AgentOptions) -> Setup | None:
     if not title:
         return None
+    route = {key: value for key, value in (("provider", options.provider),
+                                           ("model", options.model)) if value}
 
     def setup(child_ctx: Context) -> None:
         # The display name is the session's latest `session/title` (the same record the
         # spawn_agent tool writes), so it survives a restart and shows in `dsh-tui view`.
-        child_ctx.agent.session.append("session/title", {"title": title, "messageSeqs": [],
-                                                         "source": {"kind": "user"}})
+        # The route goes first: an agent never sent a message has no `request/header`,
+        # and a named agent comes back with its workspace (issue 25) on the route it had.
+        session = child_ctx.agent.session
+        if route:
+            session.append(ROUTE_TYPE, route, ignorable=True)
+        session.append("session/title", {"title": title, "messageSeqs": [],
+                                         "source": {"kind": "user"}})
 
     return setup
 
@@ -60,10 +68,10 @@ async def create_agent(agents_ctx: ContextSurface, *, provider: str | None, mode
     """Create an agent through `agents_ctx.agents` (an agent's ctx makes an owned child)
     and file its handle; returns the handle. `options` (a route's, with its sampling
     settings) wins over `provider`/`model`."""
+    agent_options = options or AgentOptions(provider=provider, model=model)
     handle = await agents_ctx.agents.create(CreateAgentOptions(
-        session_id=session_id or new_agent_id(),
-        agent_options=options or AgentOptions(provider=provider, model=model),
-        meta=dict(meta) if meta else None, setup=_title_setup(title)))
+        session_id=session_id or new_agent_id(), agent_options=agent_options,
+        meta=dict(meta) if meta else None, setup=_title_setup(title, agent_options)))
     return handle
 
 
