@@ -10,12 +10,24 @@ A world without a book (a test's bare context) keeps names as asked.
 
 from __future__ import annotations
 
+import hashlib
+import re
+import uuid
 from typing import Any, Protocol
+
+from .persistence.paths import encode_segment
 
 NAMES_SERVICE = "dsh_tui.names"
 """`ctx.services` key of the world's `NameBook`."""
 
 MAX_NAME_CHARS = 80
+
+MAX_CHILD_ID_SEGMENT = 160
+"""The longest directory name (as `encode_segment` writes it) a child id may need; a file
+name may have 255 bytes. Nested ids grew without bound: 24 emoji in a name at depth 1, CJK
+at depth 2 or ASCII at depth 8 hit ENAMETOOLONG and the child's log was lost."""
+
+_NOT_SLUG = re.compile(r"[^A-Za-z0-9_-]+")
 
 
 class NameBook(Protocol):
@@ -34,6 +46,22 @@ def normalize_name(text: str) -> str:
     """One line of visible words: whitespace runs become one space, trimmed, bounded."""
     name = " ".join(text.split())
     return name if len(name) <= MAX_NAME_CHARS else name[:MAX_NAME_CHARS - 1] + "…"
+
+
+def child_session_id(parent_id: str, name: str = "") -> str:
+    """A new sub-agent's id: the parent's id, a short ASCII slug of `name` and a random
+    suffix (`main-1a2b3c4d.researcher-5e6f7a`), so a child still reads as its parent's. It
+    stays short whatever the name and the depth: characters a path would escape are left
+    out of the slug (the name itself is the title), and a parent id that would make the
+    directory name too long is cut and stands with a hash of itself."""
+    slug = _NOT_SLUG.sub("-", name).strip("-")[:24].strip("-") or "sub"
+    tail = f"{slug}-{uuid.uuid4().hex[:6]}"
+    candidate = f"{parent_id}.{tail}"
+    if len(encode_segment(candidate)) <= MAX_CHILD_ID_SEGMENT:
+        return candidate
+    digest = hashlib.sha256(parent_id.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    head = _NOT_SLUG.sub("", parent_id.replace(".", "-"))[:40] or "agent"
+    return f"{head}-{digest}.{tail}"
 
 
 def book_of(ctx: Any) -> NameBook | None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,8 @@ from dsh_tui.harness import (
     message_text,
     user_message,
 )
-from dsh_tui.harness.names import claim_name
+from dsh_tui.harness.names import child_session_id, claim_name
+from dsh_tui.harness.persistence.errors import SessionLogError
 
 from .tools import Tool, ToolCall, ToolOutput
 
@@ -76,6 +76,24 @@ def _outcome_text(child: Any, boundary: int) -> tuple[str, bool]:
     return answer or f"Sub-agent {child.id} finished without an answer.", False
 
 
+def _log_problem(ctx: Any, child: Any) -> str | None:
+    """Why `child`'s log cannot be created (None: it is on disk, or nothing persists). Asked
+    before the task is sent, so the model hears of a child that could not be saved as a
+    failed spawn; the child is then forgotten, not left to fail every write."""
+    persistence = getattr(ctx.registry, "persistence", None)
+    create = getattr(persistence, "create_log", None)
+    if create is None:
+        return None
+    try:
+        create(child.session)
+    except (OSError, SessionLogError) as error:
+        forget = getattr(persistence, "forget", None)
+        if forget is not None:
+            forget(child.session)
+        return getattr(error, "strerror", None) or str(error)
+    return None
+
+
 async def spawn_agent(call: ToolCall) -> ToolOutput:
     task = _argument(call, "task", str)
     if not task.strip():
@@ -84,7 +102,7 @@ async def spawn_agent(call: ToolCall) -> ToolOutput:
     parent = call.agent
     header = parent.session.header
     depth = int(header.get("delegationDepth", 0) or 0) + 1
-    child_id = f"{parent.id}.{(name or 'sub').replace(' ', '-')[:24]}-{uuid.uuid4().hex[:6]}"
+    child_id = child_session_id(parent.id, name)
     meta: dict[str, Any] = {"parentSession": parent.id, "origin": "subagent",
                             "delegationDepth": depth}
     if header.get("cwd"):
@@ -105,6 +123,11 @@ async def spawn_agent(call: ToolCall) -> ToolOutput:
         session_id=child_id, agent_options=child_options, meta=meta, signal=call.signal,
         setup=setup))
     child = handle.agent
+    problem = _log_problem(parent.ctx, child)
+    if problem is not None:
+        await handle.dispose()
+        return ToolOutput.text(f"Error: sub-agent {title!r} was not started: its session log "
+                               f"cannot be saved ({problem})", is_error=True)
     boundary = child.session.seq
     # Stopping the parent stops the child, never empties its inbox: what the person queued
     # for it stays pending (only ctrl+l, a removal, a clear and dispose throw work away).

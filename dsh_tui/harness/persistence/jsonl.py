@@ -292,6 +292,28 @@ class JsonlPersistence:
             if not writer.materialized and not writer.creating and writer.pending:
                 self._schedule(writer, True)
 
+    def create_log(self, session: Session) -> None:
+        """Put `session`'s log on disk now (its header and whatever is pending, a name
+        alone included), or raise `OSError` / `SessionLogError` saying why it cannot be.
+        The `spawn_agent` tool asks before it hands a sub-agent its task: a child whose log
+        cannot exist is a failed spawn, not a success whose log is lost with the process."""
+        if session in self._refused:
+            raise SessionLogError(f'session "{session.id}" is not persisted')
+        writer = self._writer_for(session)
+        writer.cancel_timer()
+        writer.write_pending(create=True)
+
+    def forget(self, session: Session) -> None:
+        """Stop persisting `session` and drop what it has pending: it is being thrown away
+        because its log could not be created (`create_log`), so nothing of it is "lost"."""
+        self._refused.add(session)
+        writer = self._live.pop(session, None)
+        if writer is not None:
+            writer.cancel_timer()
+            writer.pending.clear()
+            writer.close()
+        self._unlock(session.id)
+
     # -- health ---------------------------------------------------------------------------------
 
     @property

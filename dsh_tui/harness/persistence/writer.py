@@ -114,12 +114,13 @@ class SessionWriter:
         pieces = self._lines.encode(list(events))
         return [encode_frame(b"".join(pieces))] if self.compression == "zstd" else pieces
 
-    def write_pending(self) -> None:
-        """Write every pending event as one batch; raises OSError with nothing lost."""
-        if not self.pending:
+    def write_pending(self, *, create: bool = False) -> None:
+        """Write every pending event as one batch; raises OSError with nothing lost.
+        `create`: make the file now even if nothing (or only a name) is pending."""
+        if self.materialized and not self.pending:
             return
-        if not self.materialized and not self.keep_named and \
-                all(e.type in NAMING_TYPES for e in self.pending):
+        if not self.materialized and not create and (not self.pending or (
+                not self.keep_named and all(e.type in NAMING_TYPES for e in self.pending))):
             return  # only named so far: the first real event creates the file, with these
         count = len(self.pending)
         try:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from dsh_tui.harness import AgentOptions, CreateAgentOptions, ResumeAgentOptions
 from dsh_tui.harness.agent import Agent, AgentHandle, Setup
+from dsh_tui.harness.names import child_session_id
 from dsh_tui.harness.persistence.listing import creation_order
 from dsh_tui.harness.persistence.writer import ROUTE_TYPE
 from dsh_tui.harness.surface import ContextSurface
@@ -87,7 +88,7 @@ async def spawn_child(parent: Agent, *, title: str,
         meta["cwd"] = header["cwd"]
     options = options or parent.options
     return await create_agent(parent.ctx, provider=options.provider, model=options.model,
-                              title=title, session_id=f"{parent.id}.child-{uuid.uuid4().hex[:6]}",
+                              title=title, session_id=child_session_id(parent.id, "child"),
                               meta=meta, options=replace(options, extra=dict(options.extra)))
 
 
