@@ -16,6 +16,7 @@ from typing import Any
 
 import zstandard
 
+from ..safe_text import visible_label
 from .errors import SessionLogCorruptError
 from .header import looks_like_header, viewer_header
 from .paths import LOG_NAMES, encode_segment, session_dir
@@ -35,13 +36,27 @@ def creation_order(header: Mapping[str, Any]) -> tuple[int, str]:
     return (created if type(created) is int else 0, str(header.get("id")))
 
 
-def project_dirs(root: Path) -> list[Path]:
-    """Every project directory under `root`, sorted (a missing root has none)."""
+def subdirectories(directory: Path) -> list[Path]:
+    """The directories in `directory`, sorted ([] if it is missing). An entry that cannot
+    be looked at (a symbolic link to itself: ELOOP) is skipped with a one-line warning; it
+    used to abort the listing of its whole directory, so every session there was hidden."""
     try:
-        entries = list(os.scandir(root))
+        entries = list(os.scandir(directory))
     except FileNotFoundError:
         return []
-    return sorted(Path(entry.path) for entry in entries if entry.is_dir())
+    found = []
+    for entry in entries:
+        try:
+            if entry.is_dir():
+                found.append(Path(entry.path))
+        except OSError as error:
+            log.warning("skipping %s: %s", visible_label(entry.path), error.strerror or error)
+    return sorted(found)
+
+
+def project_dirs(root: Path) -> list[Path]:
+    """Every project directory under `root`, sorted (a missing root has none)."""
+    return subdirectories(root)
 
 
 def find_artifacts(root: Path, session_id: str) -> list[Path]:
@@ -108,7 +123,7 @@ def list_headers(root: Path) -> list[dict[str, Any]]:
     seen: dict[str, Path] = {}
     for project in project_dirs(root):
         try:
-            session_dirs = sorted(Path(e.path) for e in os.scandir(project) if e.is_dir())
+            session_dirs = subdirectories(project)
         except OSError as error:
             log.warning("cannot list %s: %s", project, error)
             continue

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from .fileio import append_all, make_private_dirs, open_append, replace_durably, write_all
+from .listing import subdirectories
 from .lock import SessionLock, lock_holder
 from .paths import encode_segment, project_dir_name
 
@@ -197,13 +198,13 @@ def list_workspaces(root: Path) -> list[WorkspaceState]:
     """Every readable workspace record under `root`, most recently active first."""
     found: list[WorkspaceState] = []
     try:
-        projects = [Path(e.path) for e in os.scandir(root) if e.is_dir()]
+        projects = subdirectories(root)
     except OSError:
         return []
     for project in projects:
         holder = project / WORKSPACES_DIR
         try:
-            entries = [Path(e.path) for e in os.scandir(holder) if e.is_dir()]
+            entries = subdirectories(holder)
         except OSError:
             continue
         for directory in entries:
