@@ -18,6 +18,8 @@ What each class of character becomes (a one-cell symbol, so columns still line u
 * C0 controls except TAB and LF: the Control Pictures block (ESC → ␛, NUL → ␀,
   BEL → ␇, CR → ␍); DEL → ␡.
 * C1 controls (U+0080–U+009F, which some terminals obey as 8-bit CSI/OSC): `�`.
+* Lone surrogates (U+D800–U+DFFF: bytes of a non-UTF-8 path as Python decodes them,
+  a broken `\ud800` in JSON), which no terminal encoding can carry: `�`.
 * Bidi embeddings, overrides, isolates and marks (U+202A–U+202E, U+2066–U+2069,
   U+200E, U+200F, U+061C): `⟡`, so a "Trojan Source" line reads in logical order
   and the spot is marked.
@@ -46,6 +48,7 @@ _BODY: dict[int, str] = {code: chr(0x2400 + code) for code in range(0x20)
                          if code not in (0x09, 0x0A)}
 _BODY[0x7F] = "\u2421"
 _BODY.update({code: CONTROL_MARK for code in range(0x80, 0xA0)})
+_BODY.update({code: CONTROL_MARK for code in range(0xD800, 0xE000)})
 _BODY.update({code: BIDI_MARK for code in BIDI_CONTROLS})
 _BODY.update({0x2028: SEPARATOR_MARK, 0x2029: SEPARATOR_MARK})
 _BODY.update({code: INVISIBLE_MARK for code in ZERO_WIDTH - JOINERS})

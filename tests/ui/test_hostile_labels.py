@@ -130,3 +130,12 @@ def test_every_label_property_of_a_view_is_safe(name: str) -> None:
     view.catch_up()
     for label in (view.name, view.model, view.route_label):
         assert unsafe_in(label, label=True) == [], (name, label)
+
+
+def test_a_lone_surrogate_from_a_non_utf8_path_is_shown_as_a_mark() -> None:
+    from dsh_tui.harness.safe_text import visible, visible_label
+
+    path = "/home/caf\udce9/\udcff"  # bytes 0xE9 and 0xFF as Python decodes a path
+    for shown in (visible(path), visible_label(path)):
+        assert shown == "/home/caf\ufffd/\ufffd"
+        shown.encode("utf-8")  # a terminal can be sent it

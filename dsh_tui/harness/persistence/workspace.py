@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..jsonvalue import dumps_compact
 from .fileio import append_all, make_private_dirs, open_append, replace_durably, write_all
 from .listing import subdirectories
 from .lock import SessionLock, lock_holder
@@ -320,8 +321,10 @@ class Workspace:
     def _write_pending(self) -> None:
         if not self._pending or self._fd is None:
             return
-        data = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n"
-                       for r in self._pending).encode("utf-8")
+        # dumps_compact escapes a lone surrogate (a non-UTF-8 cwd or name, as Python
+        # decodes it) the way JSON.stringify does: json.dumps left it raw and encoding
+        # the line raised, so the record stayed empty.
+        data = "".join(dumps_compact(r) + "\n" for r in self._pending).encode("utf-8")
         try:
             # A short write then ENOSPC must not leave half a line: the retry would glue
             # the whole record onto it, and the reader would skip both as one bad line.
@@ -353,8 +356,7 @@ class Workspace:
         try:
             if self.drafts:
                 doc = {"type": "drafts", "version": DRAFTS_VERSION, "drafts": self.drafts}
-                replace_durably(path, json.dumps(doc, ensure_ascii=False,
-                                                 separators=(",", ":")).encode("utf-8"))
+                replace_durably(path, dumps_compact(doc).encode("utf-8"))
             else:
                 path.unlink(missing_ok=True)
         except OSError as error:
@@ -409,12 +411,12 @@ class Workspace:
                                           "id": self.id, "createdAt": self.state.created_at}
                 if self.state.cwd is not None:
                     header["cwd"] = self.state.cwd
-                line = json.dumps(header, ensure_ascii=False, separators=(",", ":")) + "\n"
+                line = (dumps_compact(header) + "\n").encode("utf-8")
                 fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND
                              | getattr(os, "O_CLOEXEC", 0), 0o600)
                 try:
-                    write_all(fd, line.encode("utf-8"))
-                except OSError:
+                    write_all(fd, line)
+                except BaseException:
                     os.close(fd)  # created just now, under our lock: gone again, so the
                     os.unlink(self.path)  # retry starts from nothing, never a torn header
                     raise

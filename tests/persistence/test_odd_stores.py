@@ -1,7 +1,8 @@
-"""Issue 25 §2: one symbolic link that points at itself in the data directory hid every
-session and workspace beside it (`sessions` said "no saved sessions", `-c` found nothing).
-It is now skipped with one warning line and the rest is listed; judged through the real
-CLI on a store made by the real harness."""
+"""Issue 25 §2: stores a person's disk can hold. One symbolic link that points at itself in
+the data directory hid every session and workspace beside it (`sessions` said "no saved
+sessions", `-c` found nothing): it is now skipped with one warning line and the rest is
+listed, judged through the real CLI on a store made by the real harness. A working
+directory whose path is not UTF-8 is recorded and read back."""
 
 from __future__ import annotations
 
@@ -59,3 +60,23 @@ async def test_a_self_referencing_symlink_is_skipped_and_the_rest_listed(
                            JsonlPersistence(data), str(cwd))
     assert target is not None and target.group.id == workspace_id
     assert [root.id for root in target.roots] == ["kept-1"]
+
+
+def test_a_workspace_of_a_non_utf8_directory_is_recorded_and_read_back(tmp_path: Path) -> None:
+    """The record of a cwd Python decoded with surrogates (`caf\\udce9`) was never written:
+    json.dumps left the lone surrogate raw, encoding the header line raised, the file was
+    left created and empty, and every retry said "File exists"."""
+    from dsh_tui.harness.persistence.workspace import Workspace, read_state
+
+    cwd = os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9")
+    workspace = Workspace.new(tmp_path / "data", cwd)
+    workspace.record("root", session="kept-1")
+    workspace.materialize()
+    try:
+        assert workspace.materialized and workspace.save_failure is None
+        state, _ = read_state(workspace.path)
+        assert state is not None and state.cwd == cwd and state.roots == ["kept-1"]
+        assert b"\\udce9" in workspace.path.read_bytes()  # escaped as JSON.stringify does
+    finally:
+        workspace.close()
+    assert workspace.lost_on_exit is None
