@@ -141,8 +141,8 @@ async def move_between_lanes(d: Driver, root: Any, kid: Any, same_lane: bool) ->
         if session is not root.session or event.type != "agent/inbox/spliced" or \
                 "outcome" in data or data["target"] != "next-turn":
             return
-        if same_lane and data.get("removedCount") == len(data["inserted"]) == 3:
-            freeze("move-same")  # after the one record of a move within a lane
+        if same_lane and data.get("removedCount") == 1 and data["start"] == 2:
+            freeze("move-same")  # the removal is written, the insertion (at 0) is not
         if not same_lane and data.get("removedCount") == 1 and data["start"] == 1:
             freeze("move-between")  # the removal is written, the insertion is not
 

@@ -7,13 +7,20 @@ reject, breakpoint skip) stays owned by that turn, as the core contract says.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 from dsh_tui.harness import Inbox, Session, user_message
 from dsh_tui.harness.persistence import JsonlPersistence
 
 from .conftest import World
+
+MOVE_CHILD = Path(__file__).with_name("move_child.py")
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _pending(root: Path, session_id: str = "s") -> tuple[list[str], list[str], list[dict]]:
@@ -123,7 +130,9 @@ def test_a_move_between_lanes_survives_every_cut(tmp_path: Path) -> None:
         assert turn[0] == "a" and turn[-1] == "c"
 
 
-async def test_a_move_within_a_lane_is_one_record(world: World) -> None:
+async def test_a_move_within_a_lane_is_a_removal_and_an_insertion(world: World) -> None:
+    """Issue 25 §5: one splice rewrote every item between the old and the new place (12 ms
+    a move in a 10,000-item inbox); now two records whatever the distance."""
     session = world.session("s", cwd="/p")
     inbox = Inbox(session)
     items = [user_message(text) for text in "abcd"]
@@ -134,9 +143,72 @@ async def test_a_move_within_a_lane_is_one_record(world: World) -> None:
     assert inbox.move(items[0].id, "next-turn", 99)
     assert inbox.move(items[2].id, "next-turn", 2)  # already there: nothing logged
     moves = [e.data for e in session.events[count:]]
-    assert [(d["start"], d["removedCount"], "outcome" in d) for d in moves] == [
-        (1, 3, False), (0, 4, False)]
+    assert [(d["start"], d.get("removedCount"), [m["id"] for m in d["inserted"]],
+             "outcome" in d) for d in moves] == [
+        (3, 1, [], False), (1, None, [items[3].id], False),
+        (0, 1, [], False), (3, None, [items[0].id], False)]
     assert [m.text for m in inbox.next_turn] == ["d", "b", "c", "a"]
     await world.ctx.sessions.flush(session)
     world.detach()
     assert _pending(world.root)[0] == ["d", "b", "c", "a"]
+
+
+def test_a_move_within_a_lane_survives_every_cut(tmp_path: Path) -> None:
+    world = World(tmp_path / "source")
+    session = world.session("s", cwd="/p")
+    inbox = Inbox(session)
+    items = [user_message(text) for text in "abcde"]
+    for item in items:
+        inbox.append("next-turn", item)
+    path = world.persistence.path_for(session.header)
+    before = path.stat().st_size
+    assert inbox.move(items[4].id, "next-turn", 0)
+    world.detach()
+    data = path.read_bytes()
+    for cut in range(before, len(data) + 1):
+        work = tmp_path / "work"
+        if work.exists():
+            shutil.rmtree(work)
+        target = work / path.relative_to(tmp_path / "source")
+        target.parent.mkdir(parents=True)
+        target.write_bytes(data[:cut])
+        turn, step, _ = _pending(work)
+        # Before the move, half-way (put back where it was) or after it: never lost.
+        assert turn in (list("abcde"), list("eabcd")), (cut, turn)
+        assert step == []
+
+
+def test_kill_9_between_the_two_records_of_a_move_loses_nothing(tmp_path: Path) -> None:
+    """A real `kill -9` of a process stopped right after the move's removal was written:
+    the item comes back where it was, every other item where it was."""
+    child = subprocess.Popen([sys.executable, str(MOVE_CHILD), str(tmp_path)],
+                             stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONPATH": str(REPO)})
+    accepted: list[str] = []
+    try:
+        assert child.stdout is not None
+        for line in child.stdout:
+            word, *rest = line.split()
+            if word == "ACCEPTED":
+                accepted.append(rest[0])
+            if word == "BETWEEN":
+                assert rest == ["17"]
+                break
+        else:
+            raise AssertionError("the child never reached the move")
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=10)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == -signal.SIGKILL
+    persistence = JsonlPersistence(tmp_path)
+    try:
+        header, events = persistence.load("moving")
+    finally:
+        persistence.release()
+    inbox = Inbox(Session("moving", seed=events, header=header, restore=True))
+    assert [m.id for m in inbox.next_turn] == accepted  # m17 back at 17, nothing lost
+    assert events[-1]["type"] == "agent/inbox/spliced"
+    assert events[-1]["data"]["start"] == 17  # the repair's own, ordinary splice
