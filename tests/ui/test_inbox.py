@@ -250,3 +250,52 @@ async def test_a_claimed_steer_is_rescued_as_a_steer() -> None:
         assert [u["content"][0]["text"] for u in users] == ["steer this way",
                                                            "steer this way, please"]
         assert users[1]["source"].get("lane") == "steer"
+
+
+async def test_a_long_queue_builds_only_the_rows_that_fill_the_pane_and_the_rest_on_the_way(
+        ) -> None:
+    """Issue 25 §5: selecting an agent with 10,000 queued items built (and had Textual
+    measure) every row the pane may list, 100 items and more, to show the twenty that fit.
+    Now the rows of two pane heights are built; moving, paging, `end`, scrolling and
+    `highlight_message` build the rest on the way, and the numbers run on."""
+    from dsh_tui.ui.state.inbox_rows import LANE_ROW_LIMIT
+
+    ctx, _ = world([])
+    agent = await add_agent(ctx, "planner", "planner")
+    for n in range(10_000):
+        agent.inbox.append("next-turn", msg(f"queued {n}", f"q{n:05d}"))
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        inbox = app.main.inbox
+        listed = len(inbox.rows)
+        assert listed >= LANE_ROW_LIMIT + 2  # a banner, two headers, 100 items, a hint
+        height = inbox.size.height
+        assert inbox.fills_pane and inbox.option_count <= height + 8 < listed  # 2 screens
+        assert "queued 0" in screen_text(app)
+        inbox.focus()
+        for _ in range(height):  # down through the first screen and on: rows keep coming
+            await pilot.press("down")
+        await settle(pilot)
+        number = height + 1
+        assert inbox.highlighted_id == f"msg:q{number - 1:05d}"
+        assert f"{number}. " in screen_text(app) and f"queued {number - 1}" in screen_text(app)
+        await pilot.press("end")
+        await settle(pilot)
+        assert inbox.option_count == listed  # every row, the "… 9,900 more" hint last
+        assert inbox.rows[-1].kind == "hint" and "9,900 more queued" in inbox.rows[-1].text
+        assert inbox.get_option_at_index(listed - 1).id == f"hint:{listed - 1}"
+        assert "100. " in screen_text(app)
+        assert inbox.highlighted_id == f"msg:q{LANE_ROW_LIMIT - 1:05d}"
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        inbox = app.main.inbox
+        built = inbox.option_count
+        inbox.scroll_end(animate=False, immediate=True)
+        await settle(pilot)
+        assert inbox.option_count > built  # scrolling toward the end builds the next rows
+        inbox.highlight_message(f"q{LANE_ROW_LIMIT - 2:05d}")
+        await settle(pilot)
+        assert inbox.highlighted_id == f"msg:q{LANE_ROW_LIMIT - 2:05d}"
+        assert f"{LANE_ROW_LIMIT - 1}. " in screen_text(app)

@@ -11,7 +11,11 @@ cached tuples, so an identity check tells whether anything moved. Even then only
 rows whose text changed are drawn again (`_put_options`): with 20 agents streaming, the
 shown agent's inbox changes with every follow-up queued and claimed, and Textual's
 `set_options` lays out the screen and draws every line of the pane each time, a frame a
-typed key waited behind (`benchmarks/bench_keys.py`).
+typed key waited behind (`benchmarks/bench_keys.py`). Only the rows that fill the pane
+(and one more screen) are built: an option costs its prompt and Textual measures the
+height of every option it holds, so selecting an agent with a long queue built and
+measured 200 options to show 20. The rest are built as the person scrolls or moves
+toward them (`scale.select_inbox_10k_ms`).
 """
 
 from __future__ import annotations
@@ -37,6 +41,10 @@ from .repaint import EdgeTitle, KeepLinesOnHeight, ScrollsWithoutLayout
 PREVIEW_LINES = 3
 PREVIEW_CHARS = 240
 HEADERS = {"next-step": "NEXT STEP", "next-turn": "NEXT TURN", "unsent": "CLAIMED, NEVER SENT"}
+AHEAD_SCREENS = 2
+"""Rows are built until they fill this many pane heights (counting each row's fewest
+lines), so the first screen and the next are ready."""
+
 HEADER_HINT = {"next-step": "steer · inject", "next-turn": "follow-ups",
                "unsent": "ctrl+u puts back"}
 
@@ -87,6 +95,15 @@ def row_prompt(row: InboxRow, position: int | None = None) -> Content:
     return head + "\n" + _preview(row.text)
 
 
+def least_lines(row: InboxRow) -> int:
+    """The fewest lines `row_prompt(row)` draws (a long line only adds more by wrapping)."""
+    if row.kind in ("item", "tombstone"):
+        return 2
+    if row.kind == "unsent":
+        return 3
+    return 1
+
+
 def _same_prompt(a: Any, b: Any) -> bool:
     """Whether two option prompts draw the same (Content's own `==` compares text only)."""
     if isinstance(a, Content) and isinstance(b, Content):
@@ -122,12 +139,89 @@ class InboxView(FlatHighlight, PaneKeys, KeepLinesOnHeight, ScrollsWithoutLayout
         self.render_count = 0
         self._snapshot: tuple[Any, ...] = ()
         self._fresh = True
+        self._built = 0
+        """How many of `rows` have an option (the rest are built when scrolled to)."""
 
     def show(self, view: AgentView | None) -> None:
         self.view = view
         self._snapshot = ()
         self._fresh = True  # another agent's inbox: drawn whole, from its top
+        self._built = 0
         self.sync()
+
+    @property
+    def fills_pane(self) -> bool:
+        """Whether the options built cover the pane's height (or are every row)."""
+        if self._built >= len(self.rows):
+            return True
+        return sum(least_lines(row) for row in self.rows[:self._built]) >= self._height()
+
+    def _height(self) -> int:
+        """The pane's height in lines (a likely one before it is laid out)."""
+        return self.size.height or 40
+
+    def _rows_to_fill(self, start: int, lines: int) -> int:
+        """The row count from which rows `start`.. cover at least `lines` lines."""
+        end, covered = start, 0
+        while end < len(self.rows) and covered < lines:
+            covered += least_lines(self.rows[end])
+            end += 1
+        return end
+
+    def _options_for(self, start: int, end: int) -> list[Option]:
+        """The options of rows `start`..`end` (item numbers count from the first row)."""
+        position = sum(1 for row in self.rows[:start] if row.kind == "item")
+        options: list[Option] = []
+        for number in range(start, end):
+            row = self.rows[number]
+            if row.kind == "item":
+                position += 1
+                options.append(Option(row_prompt(row, position), id=f"msg:{row.message.id}"))
+            elif row.kind in ("tombstone", "unsent"):
+                options.append(Option(row_prompt(row), id=f"tomb:{number}"))
+            else:
+                options.append(Option(row_prompt(row), id=f"{row.kind}:{number}",
+                                      disabled=True))
+        return options
+
+    def _row_of(self, option_id: str | None) -> int | None:
+        """The index in `rows` of the item whose option id is `option_id`."""
+        if option_id is None or not option_id.startswith("msg:"):
+            return None
+        message_id = option_id[4:]
+        for number, row in enumerate(self.rows):
+            if row.kind == "item" and row.message.id == message_id:
+                return number
+        return None
+
+    def build_through(self, row: int) -> None:
+        """Give rows up to `row` (and a screen after it) their options now."""
+        end = min(len(self.rows), max(row + 1, self._rows_to_fill(row + 1, self._height())))
+        if end > self._built:
+            start, self._built = self._built, end
+            self.add_options(self._options_for(start, end))
+
+    def _build_ahead(self) -> None:
+        """The person scrolled or moved near the last built row: build the next screens."""
+        if self._built < len(self.rows):
+            self.build_through(self._rows_to_fill(self._built, self._height()) - 1)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if self._built < len(self.rows) and \
+                new_value + 2 * self._height() > self.virtual_size.height:
+            self.call_later(self._build_ahead)
+
+    def watch_highlighted(self, highlighted: int | None) -> None:
+        super().watch_highlighted(highlighted)
+        if highlighted is not None and self._built < len(self.rows) and sum(
+                least_lines(row) for row in self.rows[highlighted:self._built]) \
+                < self._height():
+            self.call_later(self._build_ahead)
+
+    def action_last(self) -> None:
+        self.build_through(len(self.rows) - 1)
+        super().action_last()
 
     def sync(self, *, force: bool = False) -> None:
         """Rebuild the rows if the inbox (or its tombstones) changed since the last sync."""
@@ -152,19 +246,14 @@ class InboxView(FlatHighlight, PaneKeys, KeepLinesOnHeight, ScrollsWithoutLayout
         keep = self.highlighted_id
         self.rows = inbox_rows(next_step, next_turn, tombstones, paused=paused,
                                unsent=view.unsent.unsent)
-        options: list[Option] = []
-        position = 0
-        for number, row in enumerate(self.rows):
-            if row.kind == "item":
-                position += 1
-                options.append(Option(row_prompt(row, position), id=f"msg:{row.message.id}"))
-            elif row.kind in ("tombstone", "unsent"):
-                options.append(Option(row_prompt(row), id=f"tomb:{number}"))
-            else:
-                options.append(Option(row_prompt(row), id=f"{row.kind}:{number}",
-                                      disabled=True))
+        built = max(min(self._built, len(self.rows)),
+                    self._rows_to_fill(0, AHEAD_SCREENS * self._height()))
+        kept = self._row_of(keep)
+        if kept is not None:
+            built = max(built, self._rows_to_fill(kept + 1, self._height()))
+        self._built = built
         self.render_count += 1
-        self._put_options(options)
+        self._put_options(self._options_for(0, built))
         self._restore(keep)
 
     def _put_options(self, options: list[Option]) -> None:
@@ -293,6 +382,9 @@ class InboxView(FlatHighlight, PaneKeys, KeepLinesOnHeight, ScrollsWithoutLayout
         return None
 
     def highlight_message(self, message_id: str) -> None:
+        row = self._row_of(f"msg:{message_id}")
+        if row is not None:
+            self.build_through(row)
         try:
             self.highlighted = self.get_option_index(f"msg:{message_id}")
         except Exception:
