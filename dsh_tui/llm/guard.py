@@ -10,9 +10,8 @@ does not count against it.
 Each wait runs the awaitable as its own task and races it against the caller's
 `CancelSignal`, so an abort interrupts a read that is blocked on the network,
 not only the next chunk. Nothing here yields from inside a wait, so the owning
-async generator can be closed or cancelled at any point. A timer that fires while
-the server's bytes wait to be read (the process was stopped past the deadline) does
-not fail the read: it gets a short grace first.
+async generator can be closed or cancelled at any point. A timer that fires after a
+stop (SIGSTOP) gives the read a short grace first (`STALL_GRACE`).
 """
 
 from __future__ import annotations

@@ -12,10 +12,8 @@ rows whose text changed are drawn again (`_put_options`): with 20 agents streami
 shown agent's inbox changes with every follow-up queued and claimed, and Textual's
 `set_options` lays out the screen and draws every line of the pane each time, a frame a
 typed key waited behind (`benchmarks/bench_keys.py`). Only the rows that fill the pane
-(and one more screen) are built: an option costs its prompt and Textual measures the
-height of every option it holds, so selecting an agent with a long queue built and
-measured 200 options to show 20. The rest are built as the person scrolls or moves
-toward them (`scale.select_inbox_10k_ms`).
+and the next screen get options (Textual measures every option it holds); the rest are
+built as the person scrolls or moves toward them (`scale.select_inbox_10k_ms`).
 """
 
 from __future__ import annotations
