@@ -13,17 +13,18 @@ from pathlib import Path
 
 from .terminal import BINARY, Terminal, burst, key
 
-FAST = "demo_speed = 0\n"
+SLOW = "demo_speed = 0.05\n"  # the first turn still runs when the second message is sent
 
 
 def test_a_non_utf8_working_directory_saves_quits_and_reopens(
         tmp_path: Path, terminal: Callable[..., Terminal]) -> None:
     odd = os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9-\xff")  # surrogate-escaped str
     os.mkdir(odd)
-    term = terminal(config=FAST, args=("--cwd", odd))
+    term = terminal(config=SLOW, args=("--cwd", odd))
     term.write(burst("remember this", key("enter")))
-    term.wait_for("remember this")
+    term.wait_for("t1")
     term.write(burst("and keep this queued", key("enter")))
+    term.wait_for("↵1")  # queued behind the running turn
     term.wait_until(lambda: bool(term.session_files()), "the session on disk")
     term.press("ctrl+q")
     assert term.wait_exit() == 0
@@ -36,7 +37,7 @@ def test_a_non_utf8_working_directory_saves_quits_and_reopens(
     assert listing.returncode == 0, listing.stderr
     assert "caf\ufffd-\ufffd".encode() in listing.stdout  # the odd bytes shown as marks
     assert b"1 pending" in listing.stdout
-    again = terminal(config=FAST, args=("--cwd", odd, "-c"))
-    again.wait_for("and keep this queued")  # the inbox came back (the transcript shows the end)
+    again = terminal(config=SLOW, args=("--cwd", odd, "-c"))
+    again.wait_for("↵1")  # the workspace came back with its queued item
     again.press("ctrl+q")
     assert again.wait_exit() == 0
