@@ -58,6 +58,11 @@ from .unmounted import Reaper
 from .unmounted import install as install_reaping
 
 QUIT_NEVER = 1e9
+TOAST_SWEEP = 0.5
+"""Seconds after the last toast's timeout at which the screen is drawn whole once. When two
+toasts expire in one frame, Textual 8.2 removes them from the DOM but its later layouts no
+longer mark the area the others covered as changed: the terminal kept showing expired
+toasts over the panes, for good on an idle app (tests/tty/test_quiet_feedback.py)."""
 TYPING_KEYS = frozenset({"backspace", "delete", "space"})
 """Keys that type (with every printable key): while they come, streamed text waits."""
 UI_DIR = Path(__file__).parent
@@ -129,6 +134,7 @@ class DshApp(KeyGateApp):
         self._theme_ready = False
         self._unknown_keys: list[str] = []
         self._bad_keys: list[str] = []
+        self._toasts_until = 0.0
         self.keymap: dict[str, str] = {}
         """Binding id → keys, as last set (Textual keeps its own copy private):
         `keys.bound_keys` reads it to name the keys that work."""
@@ -298,6 +304,10 @@ class DshApp(KeyGateApp):
             self.breakpoints.close()  # a pause stays undecided: the quit ends it unsent
         self.gc_pacing.release()
 
+    def schedule(self, delay: float, callback: Callable[[], Any]) -> Any:
+        """`callback` on the app's queue after `delay` seconds (see `_schedule`)."""
+        return self._schedule(delay, callback)
+
     def _schedule(self, delay: float, callback: Callable[[], Any]) -> Any:
         """The bridge's scheduler: `callback` runs on the app's queue after `delay`.
 
@@ -315,6 +325,17 @@ class DshApp(KeyGateApp):
         """A notification whose text is never parsed as markup (names come from agents)."""
         self.notify(visible(message), severity=severity,
                     timeout=timeout, markup=False)
+        self._toasts_until = max(self._toasts_until, time.monotonic() + timeout)
+        self._schedule(timeout + TOAST_SWEEP, self._sweep_toasts)
+
+    def _sweep_toasts(self) -> None:
+        """Once the last toast's time is up: draw the screen whole, once (see TOAST_SWEEP)."""
+        if self.closing or time.monotonic() < self._toasts_until:
+            return
+        try:
+            self.screen.refresh()
+        except Exception:
+            return  # no screen any more (the app is closing)
 
     # -- the flush: one batch of changes, one render per widget --------------------------------
 
@@ -376,6 +397,9 @@ class DshApp(KeyGateApp):
         view = main.selected_view
         if view is not None and view.transcript.waiting_since is not None:
             main.update_titles()  # the "waiting for the model… (Ns)" count (set on change)
+        if view is not None and view.agent.holds:
+            main.update_titles()  # "waits for your edit · goes on in N s" (set on change)
+            main.inbox.sync()  # the held item's countdown (drawn only when it changed)
         typing = self.keys_first.typing()
         if tree.tick(self.bridge.views, hold=typing):
             self.gc_pacing.busy(typing=typing)

@@ -1,5 +1,6 @@
-"""Inbox operations from the keyboard: edit, the edit-while-claimed race, remove and
-undo, move, re-file between lanes, clear with confirmation."""
+"""Inbox operations from the keyboard: edit, the edit-while-claimed race (with the edit
+hold off, and on: the agent waits for the edit), remove and undo, move, re-file between
+lanes, clear with confirmation."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 from dsh_tui.llm.scripted import hang, text
 from dsh_tui.ui.screens.confirm import YES_KEY, ConfirmScreen
 from dsh_tui.ui.screens.edit import EditScreen
+from dsh_tui.ui.state.config import UiConfig
 
 from .conftest import SIZE, add_agent, idle, make_app, msg, screen_text, settle, wait_until, world
 
@@ -62,6 +64,15 @@ async def test_edit_dialog_saves_with_the_same_id() -> None:
         await idle(pilot, agent)
 
 
+NO_HOLD = UiConfig(hold_limit=0)
+"""An agent never waits for an open editor: the claim races the edit (the hold lapses at
+once), as before holds existed."""
+
+
+def status_line(app: Any) -> str:
+    return app.main.status_line.text
+
+
 async def test_editing_an_item_the_agent_claims_loses_nothing() -> None:
     gate = asyncio.Event()
 
@@ -71,7 +82,7 @@ async def test_editing_an_item_the_agent_claims_loses_nothing() -> None:
 
     ctx, model = world([slow, text("answer to the queued one"), text("answer to my edit")])
     agent = await add_agent(ctx, "planner", "planner")
-    app = make_app(ctx)
+    app = make_app(ctx, NO_HOLD)
     async with app.run_test(size=SIZE) as pilot:
         agent.followup(msg("first", "m0"))
         await wait_until(pilot, lambda: agent.status == "running")
@@ -97,7 +108,72 @@ async def test_editing_an_item_the_agent_claims_loses_nothing() -> None:
         assert [u["content"][0]["text"] for u in users] == ["first", "queued",
                                                            "queued and more"]
         assert users[1]["id"] == "q1" and users[2]["id"] != "q1"
-        assert any("as a follow-up" in n.message for n in app._notifications)
+        assert "as a follow-up" in status_line(app)
+        waits = [e.data for e in agent.session.events if e.type == "inbox/hold-end"]
+        assert [w["reason"] for w in waits] == ["lapsed"]  # a limit of 0: no wait at all
+
+
+async def test_an_open_editor_holds_the_claim_until_saved() -> None:
+    gate = asyncio.Event()
+
+    async def slow(request: Any) -> Any:
+        await gate.wait()
+        return text("first answer")
+
+    ctx, model = world([slow, text("answer to my edit")])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        agent.followup(msg("first", "m0"))
+        await wait_until(pilot, lambda: agent.status == "running")
+        agent.followup(msg("queued", "q1"))
+        await settle(pilot)
+        await focus_item(pilot, "q1")
+        await pilot.press("enter")
+        screen = app.screen
+        assert isinstance(screen, EditScreen)
+        assert [h.message_id for h in agent.holds] == ["q1"]
+        await pilot.press(*" and more")
+        gate.set()  # turn 1 finishes; turn 2 reaches q1 and waits for the edit
+        view = app.main.bridge.views["planner"]
+        await wait_until(pilot, lambda: (app.main.bridge.flush(), "q1" in
+                                         view.receipts.waiting_on)[1])
+        await settle(pilot)
+        assert agent.inbox.get("q1") is not None and not screen.claimed
+        shown = screen_text(app)
+        assert "The agent is waiting for this edit: it goes ahead in" in shown
+        assert "waits for your edit" in app.main.transcript.border_title
+        assert "✎waits" in str(app.main.agent_tree.label_for(view))
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: len(model.requests) == 2)
+        await idle(pilot, agent)
+        assert not agent.holds
+        users = [e.data for e in agent.session.events if e.type == "user/message"]
+        assert [(u["id"], u["content"][0]["text"]) for u in users] == [
+            ("m0", "first"), ("q1", "queued and more")]  # the edited text, same id
+        ends = [e.data for e in agent.session.events if e.type == "inbox/hold-end"]
+        assert [e["reason"] for e in ends] == ["released"]
+        assert "Saved" in status_line(app)
+
+
+async def test_the_held_item_shows_held_and_the_tree_row_a_badge() -> None:
+    ctx, _ = world([hang()])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await running_with_queue(pilot, agent, (msg("later", "q1"), "next-turn"))
+        await focus_item(pilot, "q1")
+        await pilot.press("enter")
+        await settle(pilot)
+        shown = screen_text(app)
+        assert "Held: the agent will not claim this item while you edit" in shown
+        assert "⏸ held · editing" in shown and "✎held" in shown
+        await pilot.press("escape")  # cancel releases the hold
+        await settle(pilot)
+        assert not agent.holds
+        assert "held" not in screen_text(app)
+        agent.cancel()
+        await idle(pilot, agent)
 
 
 async def test_saving_after_the_item_left_keeps_the_dialog_open() -> None:
@@ -175,9 +251,9 @@ async def test_move_up_down_and_across_lanes() -> None:
         await settle(pilot)
         assert agent.inbox.get("q3").source["lane"] == "inject"
         assert agent.inbox.locate("q3") == ("next-step", 0)
-        said = [n.message for n in app._notifications]
-        assert any("is now injected context" in m for m in said), said  # not "a inject"
-        assert not any("a inject" in m for m in said), said
+        said = status_line(app)
+        assert "is now injected context" in said, said  # not "a inject"
+        assert "a inject" not in said, said
         await focus_item(pilot, "q3")
         await pilot.press("shift+right")
         await settle(pilot)
@@ -219,7 +295,8 @@ async def test_claimed_items_visibly_leave_for_the_transcript() -> None:
         agent.followup(msg("first", "m1"))
         await idle(pilot, agent)
         shown = screen_text(app)
-        assert "✓ claimed into turn 1" in shown
+        assert "LEFT THE INBOX · 1" in shown
+        assert "✓ answered · turn 1 step 1  #m1" in shown  # its receipt stays
         assert "NEXT TURN · 0" in shown
         assert "↵ follow-up  you  #m1" in shown  # now in the transcript
 
@@ -227,7 +304,7 @@ async def test_claimed_items_visibly_leave_for_the_transcript() -> None:
 async def test_a_claimed_steer_is_rescued_as_a_steer() -> None:
     ctx, model = world([text("took the steer"), text("took the rescued text")])
     agent = await add_agent(ctx, "planner", "planner")
-    app = make_app(ctx)
+    app = make_app(ctx, NO_HOLD)
     async with app.run_test(size=SIZE) as pilot:
         app.main.select_agent("planner")
         agent.inbox.append("next-step", msg("steer this way", "s1", "steer"))  # no wake

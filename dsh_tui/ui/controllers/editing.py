@@ -2,7 +2,9 @@
 panel (the step's message) both open the edit dialog through.
 
 The caller says how a save is written and what to say after it; sending the text as
-a new message instead, and telling the dialog when the agent took a watched item,
+a new message instead, holding a queued item while its editor is open (the agent waits
+for the edit instead of claiming around it: docs/contract.md §3.8; released on save,
+send or cancel), and telling the dialog when the agent took a watched item anyway,
 happen here once.
 """
 
@@ -14,11 +16,12 @@ from typing import Protocol
 from dsh_tui.harness import Agent, UserMessage
 
 from ..screens.edit import EditScreen
-from .seams import Screenside, Selection, World
+from ..state.hold_view import editor_line
+from .seams import Notes, Screenside, Selection, World
 from .sending import LANE_PHRASE, Sending
 
 
-class Host(World, Selection, Screenside, Protocol):
+class Host(World, Notes, Selection, Screenside, Protocol):
     """What editing needs of the screen."""
 
 
@@ -34,26 +37,37 @@ class Editing:
              *, saved: str, saved_timeout: float = 5, what: str = "Edit queued message",
              watch: bool = False, refocus: Callable[[], None]) -> None:
         """Edit `message` of `agent` in a dialog. `save(text)` writes the edit (False: it
-        could not, the item is gone); `saved` is said after a save; `watch` tells the
-        dialog when the agent claims the still-queued message; `refocus` runs when the
-        dialog closes."""
+        could not, the item is gone); `saved` is said after a save; `watch` holds the
+        still-queued message while the dialog is open (for the config's `hold_limit`)
+        and tells the dialog when the agent claims it; `refocus` runs when the dialog
+        closes."""
         host = self.host
         name = host.display_name(agent.id)
+        hold = None
+        if watch and not host.read_only:
+            hold = agent.hold(message.id, limit=host.config.hold_limit)
 
         def send(text: str, lane: str) -> None:
             if self.sending.send_text(agent, text, lane):
-                host.say(f"Sent your edited text to {name} as {LANE_PHRASE[lane]}.")
+                host.note(f"Sent your edited text to {name} as {LANE_PHRASE[lane]}.")
+
+        def hold_line() -> str:
+            view = host.bridge.views.get(agent.id)
+            return editor_line(hold, view.receipts.waiting_on if view is not None else ())
 
         screen = EditScreen(agent_name=name, message=message, lane=lane, on_save=save,
-                            on_send=send, what=what)
+                            on_send=send, what=what,
+                            hold_line=hold_line if hold is not None else None)
         if watch:
             self._watched = (screen, agent.id, message.id)
 
         def done(result: str | None) -> None:
+            if hold is not None:
+                hold.release()
             if watch:
                 self._watched = None
             if result == "saved":
-                host.say(saved, timeout=saved_timeout)
+                host.note(saved, seconds=saved_timeout)
             refocus()
 
         host.ask(screen, done)

@@ -23,7 +23,7 @@ from ..state.inbox_rules import (
     undo_choice,
 )
 from .editing import Editing
-from .seams import Panes, Screenside, Selection, World
+from .seams import Notes, Panes, Screenside, Selection, World
 from .sending import LANE_PHRASE, undo_keys
 
 
@@ -32,7 +32,7 @@ def _target(row: InboxRow) -> InboxTarget:
     return "next-step" if row.target == "next-step" else "next-turn"
 
 
-class Host(World, Panes, Selection, Screenside, Protocol):
+class Host(World, Notes, Panes, Selection, Screenside, Protocol):
     """What the inbox actions need of the screen."""
 
 
@@ -50,7 +50,7 @@ class InboxActions:
             return None
         row = self.host.inbox.current_row()
         if row is None or row.kind != "item":
-            self.host.say("Highlight a pending item in the inbox first (it may just have "
+            self.host.note("Highlight a pending item in the inbox first (it may just have "
                           "been claimed).")
             return None
         return agent, row
@@ -82,22 +82,22 @@ class InboxActions:
             return
         offered = view.unsent.unsent
         if not offered:
-            host.say("Nothing to put back: every claimed message reached the model.")
+            host.note("Nothing to put back: every claimed message reached the model.")
             return
         row = host.inbox.highlighted_row()
         if row is not None and row.kind == "unsent":
             offered = [u for u in offered if u.turn == row.unsent.turn]
         done = put_back(agent.inbox, offered)
         for _target, count, error in done.errors:
-            host.say(f"Could not put back {count} message{'s' if count != 1 else ''}: {error}",
-                     "warning")
+            host.note(f"Could not put back {count} message{'s' if count != 1 else ''}: {error}",
+                      "warning")
         restored = done.count
         if restored:
             host.bridge.mark_inbox(agent.id)
             note = "" if agent.status == "running" else \
-                " The agent is idle: enter on an empty composer delivers them."
-            host.say(f"Put back {restored} message{'s' if restored != 1 else ''} at the head "
-                     f"of {'their lanes' if restored != 1 else 'its lane'}.{note}", timeout=4)
+                " (idle: enter on an empty composer delivers)"
+            host.note(f"Put back {restored} message{'s' if restored != 1 else ''} at the head "
+                      f"of {'their lanes' if restored != 1 else 'its lane'}{note}.", seconds=4)
 
     def remove_item(self) -> None:
         host = self.host
@@ -106,15 +106,15 @@ class InboxActions:
         if row is not None and row.kind == "unsent" and view is not None and not host.read_only:
             view.unsent.dismiss({row.unsent.id})
             host.bridge.mark_inbox(view.id)
-            host.say(f"#{row.unsent.id[:6]} is no longer offered back (it was never sent).",
-                     timeout=3)
+            host.note(f"#{row.unsent.id[:6]} is no longer offered back (it was never sent).",
+                     seconds=3)
             return
         found = self._item()
         if found is None:
             return
         agent, row = found
         if agent.inbox.remove(row.message.id):
-            host.say(f"Removed #{row.message.id[:6]} ({undo_keys(host)} undoes).", timeout=3)
+            host.note(f"Removed #{row.message.id[:6]} ({undo_keys(host)} undoes).", seconds=3)
 
     def move(self, delta: int) -> None:
         """Move the highlighted item `delta` places within its list."""
@@ -124,7 +124,7 @@ class InboxActions:
         agent, row = found
         index = move_destination(agent.inbox, row.target, row.index, delta)
         if index is None:
-            self.host.say("Already at the " + ("top." if delta < 0 else "bottom."), timeout=2)
+            self.host.note("Already at the " + ("top." if delta < 0 else "bottom."), seconds=2)
             return
         self.host.bridge.suppress_tombstones(row.message.id)
         agent.inbox.move(row.message.id, _target(row), index)
@@ -144,8 +144,8 @@ class InboxActions:
             return
         note = ""
         if agent.status != "running" and lane != "inject":
-            note = " The agent is idle: enter on an empty composer delivers the inbox."
-        self.host.say(f"#{message.id[:6]} is now {LANE_PHRASE[lane]}.{note}", timeout=3)
+            note = " (idle: enter on an empty composer delivers)"
+        self.host.note(f"#{message.id[:6]} is now {LANE_PHRASE[lane]}{note}.", seconds=3)
 
     def undo_discard(self) -> None:
         host = self.host
@@ -160,16 +160,16 @@ class InboxActions:
         highlighted = row.tombstone if row is not None else None
         chosen = undo_choice(view.tombstones, highlighted)
         if not chosen:
-            host.say("Nothing to undo.")
+            host.note("Nothing to undo.")
             return
         done = undo(agent.inbox, chosen)
         for message_id, _count, error in done.errors:
-            host.say(f"Could not restore #{message_id[:6]}: {error}", "warning")
+            host.note(f"Could not restore #{message_id[:6]}: {error}", "warning")
         for tombstone in done.restored:
             view.tombstones.remove(tombstone)
         if done.count:
             host.bridge.mark_inbox(agent.id)
-            host.say(f"Restored {done.count} item{'s' if done.count != 1 else ''}.", timeout=3)
+            host.note(f"Restored {done.count} item{'s' if done.count != 1 else ''}.", seconds=3)
 
     def clear_inbox(self) -> None:
         host = self.host
@@ -178,13 +178,13 @@ class InboxActions:
             return
         pending = pending_count(agent.inbox)
         if not pending:
-            host.say("The inbox is already empty.")
+            host.note("The inbox is already empty.")
             return
 
         def answer(yes: bool | None) -> None:
             if yes:
                 agent.inbox.clear()
-                host.say(f"Cleared {pending} item{'s' if pending != 1 else ''} "
+                host.note(f"Cleared {pending} item{'s' if pending != 1 else ''} "
                          f"({undo_keys(host)} undoes).")
 
         host.ask(ConfirmScreen(

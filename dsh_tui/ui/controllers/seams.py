@@ -58,6 +58,18 @@ class World(Protocol):
             timeout: float = 5) -> None:
         """A notification whose text is never parsed as markup."""
 
+    def schedule(self, delay: float, callback: Callable[[], Any]) -> Any:
+        """Run `callback` on the app's queue after `delay` seconds (an asyncio timer, which
+        always fires, unlike a one-shot Textual timer of a tiny delay)."""
+
+
+class Notes(Protocol):
+    """The status line: one notice at a time for what inbox actions did."""
+
+    def note(self, message: str, severity: SeverityLevel = "information",
+             seconds: float = 4.0) -> None:
+        """Show `message` on the status line (replacing the last) for `seconds`."""
+
 
 class Panes(Protocol):
     """The main screen's panes (mounted by the time any action runs)."""

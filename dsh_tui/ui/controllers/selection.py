@@ -16,6 +16,7 @@ from textual.widget import Widget
 from dsh_tui.harness.capabilities import Capabilities, capabilities_of
 
 from ..state.bridge import FlushBatch
+from ..state.hold_view import title_state
 from ..state.text import visible_label
 from ..state.titles import TranscriptTitle
 from ..state.transcript import token_figures, waiting_seconds
@@ -186,6 +187,9 @@ class SelectionKeeper:
         elif status == "running":
             state = (f"running · turn {model.turn} step {model.step}",
                      f"running · t{model.turn} s{model.step}", "running")
+            edit = title_state(agent.holds, view.receipts.waiting_on) if agent.holds else ""
+            if edit:  # the agent waits at a boundary for an item being edited (§3.8)
+                state = (f"{state[0]} · {edit}", f"{state[1]} · {edit}", edit)
             seconds = waiting_seconds(model, time.time() * 1000)
             if seconds is not None and seconds >= WAITING_SHOWN_AFTER_S:
                 waited = seconds

@@ -1,8 +1,10 @@
 """Edit a queued message in place (same id, `inbox.replace`), without losing a race.
 
-The agent may claim the message while the person is still typing. Nothing is
-lost then: the screen says so at once, keeps the edited text, and offers to send
-it as a new follow-up or steer instead of saving into an item that is gone.
+While the dialog is open the item is held (docs/contract.md §3.8): an agent that would
+claim it waits, and the line under the text says so, with the seconds left before the
+hold lapses. If the agent claims it anyway (the hold lapsed, or there was none), nothing
+is lost: the screen says so at once, keeps the edited text, and offers to send it as a
+new follow-up or steer instead of saving into an item that is gone.
 """
 
 from __future__ import annotations
@@ -25,6 +27,11 @@ from ..widgets.composer import SafeTextArea
 
 SaveCallback = Callable[[str], bool]
 SendCallback = Callable[[str, str], None]
+HoldLine = Callable[[], str]
+"""What the hold line says now ("" hides it); polled while the dialog is open."""
+
+HOLD_POLL = 0.5
+"""Seconds between two readings of the hold line (its countdown moves in whole seconds)."""
 
 
 class EditScreen(ModalScreen[str | None]):
@@ -42,8 +49,12 @@ class EditScreen(ModalScreen[str | None]):
     class follows it)."""
 
     def __init__(self, *, agent_name: str, message: Any, lane: str, on_save: SaveCallback,
-                 on_send: SendCallback, what: str = "Edit queued message") -> None:
+                 on_send: SendCallback, what: str = "Edit queued message",
+                 hold_line: HoldLine | None = None) -> None:
         super().__init__()
+        self.hold_line = hold_line
+        self.hold_shown = ""
+        """The hold line as last shown (its Static is updated only when it changes)."""
         self.what = what
         self.agent_name = agent_name
         self.message = message
@@ -60,6 +71,7 @@ class EditScreen(ModalScreen[str | None]):
                          id="edit-title")
             yield SafeTextArea(self.message.text, id="edit-text", soft_wrap=True,
                            tab_behavior="focus")
+            yield Static(id="held")
             yield Static(id="claimed")
             with Horizontal(id="edit-buttons"):
                 yield Static(Content("ctrl+s save · escape cancel"), id="edit-keys")
@@ -74,6 +86,18 @@ class EditScreen(ModalScreen[str | None]):
         editor = self.query_one("#edit-text", TextArea)
         editor.focus()
         editor.move_cursor(editor.document.end)
+        if self.hold_line is not None:
+            self.show_hold()
+            self.set_interval(HOLD_POLL, self.show_hold)
+
+    def show_hold(self) -> None:
+        """Read the hold line again (the countdown, or that the agent now waits)."""
+        line = "" if self.claimed or self.hold_line is None else self.hold_line()
+        if line != self.hold_shown:
+            self.hold_shown = line
+            held = self.query_one("#held", Static)
+            held.update(Content(line))
+            held.display = bool(line)
 
     @property
     def steering(self) -> bool:
@@ -94,6 +118,7 @@ class EditScreen(ModalScreen[str | None]):
         if self.claimed:
             return
         self.claimed = True
+        self.query_one("#held", Static).display = False
         when = f" in turn {turn}" if turn else ""
         self.query_one("#claimed", Static).update(Content(
             f"! The agent already claimed this message{when}, so it can no longer be "

@@ -35,6 +35,7 @@ from ..controllers.search import Search
 from ..controllers.selection import SelectionKeeper, set_title
 from ..controllers.sending import READ_ONLY_NOTICE, Sending
 from ..controllers.sessions import SessionActions
+from ..controllers.status import StatusLine
 from ..keys import key_name
 from ..state.agent_view import AgentView
 from ..state.breakpoints import Breakpoints, Pause
@@ -129,6 +130,7 @@ class MainScreen(Screen[None]):
         self.session_actions = SessionActions(self)
         self.pane_layout = Layout(self)
         self.searching = Search(self)
+        self.status_line = StatusLine(self)
 
     # -- the world this screen shows belongs to the app ----------------------------------------
 
@@ -160,6 +162,15 @@ class MainScreen(Screen[None]):
             timeout: float = 5) -> None:
         """A notification whose text is never parsed as markup (see `DshApp.say`)."""
         self.world.say(message, severity, timeout)
+
+    def note(self, message: str, severity: SeverityLevel = "information",
+             seconds: float = 4.0) -> None:
+        """One line on the status line (the composer's bottom border), replacing the last:
+        what an inbox action did, without a toast over the panes."""
+        self.status_line.note(message, severity, seconds)
+
+    def schedule(self, delay: float, callback: Callable[[], Any]) -> Any:
+        return self.world.schedule(delay, callback)
 
     # -- seams the controllers use (controllers/seams.py) --------------------------------------
 

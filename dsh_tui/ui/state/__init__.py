@@ -18,6 +18,8 @@ around it (app, screens, widgets) stays a thin renderer of this state.
     inbox_edits  undoable inbox edits: remove, edit, move, re-file, merge, split, transfer
     undo         the session-long named undo/redo history of those edits
     marks        the items the person marked (what merge, move and copy act on)
+    hold_view    edit holds as shown: the editor's line, the item's and the row's badges
+    notices      the status line's one notice and when it goes
     search       transcript search
     breakpoints  pauses before a step and what the person chose
     gcpacing     when the garbage collector may run

@@ -12,6 +12,7 @@ from dsh_tui.harness.messages import UserMessage
 from .activity import Activity
 from .inbox_rows import Tombstone
 from .live_stream import LiveChunk, LiveStream
+from .receipts import ReceiptBook
 from .text import visible_label
 from .transcript import TranscriptModel
 from .unsent import UnsentTracker
@@ -44,6 +45,7 @@ class AgentView:
         self._stream = LiveStream()
         self.live_applied = 0
         """Live chunks folded so far (the bridge redraws a transcript when this moves)."""
+        self._receipts: ReceiptBook | None = None
 
     def _fresh_model(self) -> TranscriptModel:
         """An empty transcript, saying first how much of a huge log lies before the part
@@ -81,6 +83,7 @@ class AgentView:
         probe.apply_all(before)
         self.transcript = self._fresh_model()
         self.unsent = UnsentTracker()
+        self._receipts = None
         self.activity = Activity(self.activity.live_from)
         self.applied = 0
         self.catch_up()
@@ -90,6 +93,20 @@ class AgentView:
             self.transcript.note(f"… {_amount(later)} later in this log are not loaded: "
                                  "scroll down to read them", level="warning")
         return len(probe.items)
+
+    @property
+    def receipts(self) -> ReceiptBook:
+        """Every message's receipt (`state/receipts.py`), folded from the log the first
+        time something shows them and kept current by `catch_up` from then on: an agent
+        nobody looks at costs nothing per event."""
+        book = self._receipts
+        if book is None:
+            book = self._receipts = ReceiptBook(self._seed)
+            events = self.agent.session.events
+            for event in events[:self.applied]:
+                book.apply(event)
+            book.settle()
+        return book
 
     @property
     def name(self) -> str:
@@ -159,6 +176,7 @@ class AgentView:
             track(event)
             if index >= self._seed:  # the seed is the parent's history, not this inbox
                 fold(event)
+        self._fold_receipts(fresh)
         self.applied = count
         return list(fresh)
 
@@ -183,8 +201,17 @@ class AgentView:
         while upcoming is not None:
             apply(upcoming[1])
             upcoming = next(pending, None)
+        self._fold_receipts(fresh)
         self.applied = max(self.applied, count)
         return fresh
+
+    def _fold_receipts(self, fresh: Any) -> None:
+        """Keep the receipts current, once something has shown them (`receipts`)."""
+        book = self._receipts
+        if book is not None:
+            for event in fresh:
+                book.apply(event)
+            book.settle()  # a move's two halves are appended in one call: never split here
 
 
 def _amount(size: int) -> str:

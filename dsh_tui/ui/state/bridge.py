@@ -154,6 +154,8 @@ class Bridge:
             on("agent/inbox/inserted", self._on_inserted),
             on("agent/inbox/claimed", self._on_claimed),
             on("agent/inbox/discarded", self._on_discarded),
+            on("agent/inbox/held", self._on_hold),
+            on("agent/inbox/released", self._on_hold),
             on("agent/error", self._on_error),
             on("session/event", self._on_session_event),
             on("agent/assistant-stream", self._on_stream),
@@ -297,6 +299,17 @@ class Bridge:
     def _on_discarded(self, payload: Mapping[str, Any]) -> None:
         agent = payload["agent"]
         self._note(agent.id, "agent/inbox/discarded", payload.get("message"))
+        self.mark_inbox(agent.id)
+
+    def _on_hold(self, payload: Mapping[str, Any]) -> None:
+        """An edit hold began or ended (docs/contract.md §3.8): the item's badge, the tree
+        row's and the title change."""
+        agent = payload["agent"]
+        message = payload.get("message")
+        message_id = getattr(message, "id", None) or payload.get("message_id")
+        reason = payload.get("reason")
+        self._note(agent.id, "agent/inbox/released" if reason else "agent/inbox/held",
+                   {"id": message_id, "reason": reason} if reason else {"id": message_id})
         self.mark_inbox(agent.id)
 
     def _on_error(self, payload: Mapping[str, Any]) -> None:

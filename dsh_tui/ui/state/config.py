@@ -49,6 +49,9 @@ class UiConfig:
     model: str | None = None
     base_url: str | None = None
     demo_speed: float = 1.0
+    hold_limit: float = 60.0
+    """Seconds an agent waits for an open edit of an item it would claim before it goes
+    ahead (the edit hold's limit, docs/contract.md §3.8)."""
     route: str | None = None
     """The default route for new agents (`route = "NAME"`; `--route NAME` overrides it)."""
     routes: dict[str, Route] = field(default_factory=dict)
@@ -68,6 +71,7 @@ _FIELDS: dict[str, tuple[type, ...]] = {
     "model": (str,),
     "base_url": (str,),
     "demo_speed": (int, float),
+    "hold_limit": (int, float),
     "route": (str,),
     "routes": (dict,),
 }
@@ -151,6 +155,14 @@ def parse_config(text: str, path: Path | None = None) -> UiConfig:
     if not math.isfinite(speed) or speed < 0:
         raise fail("demo_speed", f"demo_speed must be a finite number, 0 (no pauses) or "
                                  f"more, not {data.get('demo_speed')}")
+    try:
+        hold_limit = float(data.get("hold_limit", 60.0))
+    except OverflowError:
+        hold_limit = math.inf
+    if not math.isfinite(hold_limit) or hold_limit < 0:
+        raise fail("hold_limit", "hold_limit must be a finite number of seconds, 0 (an "
+                                 "agent never waits for an edit) or more, not "
+                                 f"{data.get('hold_limit')}")
     if "base_url" in data:
         why = base_url_problem(data["base_url"])
         if why is not None:
@@ -162,8 +174,8 @@ def parse_config(text: str, path: Path | None = None) -> UiConfig:
         raise fail("route", f'route "{route}" names no [routes.{route}] table (known: {known})')
     return UiConfig(theme=data.get("theme", DEFAULT_THEME), keys=dict(keys),
                     provider=data.get("provider"), model=data.get("model"),
-                    base_url=data.get("base_url"), demo_speed=speed, route=route,
-                    routes=routes, path=path)
+                    base_url=data.get("base_url"), demo_speed=speed, hold_limit=hold_limit,
+                    route=route, routes=routes, path=path)
 
 
 def load_config(path: Path | None = None) -> UiConfig:

@@ -5,7 +5,7 @@ Plain data (no Textual): the pane turns rows into options, tests read rows direc
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +41,15 @@ class InboxRow:
     count: int = 0
     tombstone: Tombstone | None = None
     unsent: Any = None  # an unsent.Unsent (kind "unsent")
+    receipt: Any = None  # a receipts.Receipt (kind "receipt")
+    badge: str = ""
+    """A pending item's live state beyond its place: `held · agent waits 42 s`."""
+    marked: bool = False
+    """The person marked the item (merge, move and copy act on marked items)."""
 
+
+RECENT_RECEIPTS = 3
+"""Messages that left the inbox last, listed under the lists with their receipts."""
 
 LANE_ROW_LIMIT = 100
 """Rows shown per list. A queue of 10,000 stays instant to show; the header keeps the true
@@ -50,9 +58,15 @@ count and a last row says how many more wait behind the ones shown."""
 
 def inbox_rows(next_step: Sequence[Any], next_turn: Sequence[Any],
                tombstones: Sequence[Tombstone], *, paused: bool,
-               limit: int = LANE_ROW_LIMIT, unsent: Sequence[Any] = ()) -> list[InboxRow]:
+               limit: int = LANE_ROW_LIMIT, unsent: Sequence[Any] = (),
+               recent: Sequence[Any] | None = None, badges: Mapping[str, str] | None = None,
+               marked: Container[str] = ()) -> list[InboxRow]:
     """The rows of the inbox pane: NEXT STEP, NEXT TURN, what a turn claimed but never sent
-    (offered back), then what just left."""
+    (offered back), what just left (removed: with undo), then, when `recent` receipts are
+    given (newest first), the messages that left last with where each is in its life (they
+    take the place of the short-lived "claimed" rows). `badges` and `marked` are keyed by
+    message id."""
+    badges = badges or {}
     rows: list[InboxRow] = []
     if paused:
         rows.append(InboxRow("banner", text="paused: the agent is idle with work kept. "
@@ -62,7 +76,9 @@ def inbox_rows(next_step: Sequence[Any], next_turn: Sequence[Any],
         for index, message in enumerate(items[:limit]):
             rows.append(InboxRow("item", text=message.text, target=target, index=index,
                                  message=message, lane=lane_of(message.source, target),
-                                 source=source_label(message.source)))
+                                 source=source_label(message.source),
+                                 badge=badges.get(message.id, ""),
+                                 marked=message.id in marked))
         if len(items) > limit:
             rows.append(InboxRow("hint", target=target, count=len(items) - limit,
                                  text=f"… {len(items) - limit:,} more queued behind these "
@@ -80,7 +96,17 @@ def inbox_rows(next_step: Sequence[Any], next_turn: Sequence[Any],
         rows.append(InboxRow("hint", text="Empty. What you send while the agent works waits "
                                          "here, where you can edit, reorder or re-file it."))
     for tombstone in tombstones:
+        if recent is not None and tombstone.kind == "claimed":
+            continue  # its receipt is listed below, and stays
         rows.append(InboxRow("tombstone", text=tombstone.message.text, target=tombstone.target,
                              message=tombstone.message, lane=tombstone.lane,
                              tombstone=tombstone))
+    shown = {t.message.id for t in tombstones if t.kind != "claimed"} | \
+        {getattr(u, "id", None) for u in unsent}
+    listed = [r for r in recent or () if r.message_id not in shown][:RECENT_RECEIPTS]
+    if listed:
+        rows.append(InboxRow("header", target="recent", count=len(listed)))
+        for receipt in listed:
+            rows.append(InboxRow("receipt", text=receipt.text, lane=receipt.lane,
+                                 receipt=receipt))
     return rows

@@ -52,6 +52,19 @@ class Receipt:
     hold_remaining: float | None = None
     history: list[Fact] = field(default_factory=list)
 
+    @property
+    def text(self) -> str:
+        """The message's text as the log last had it ("" when no fact carried it)."""
+        for fact in reversed(self.history):
+            if fact.message_id == self.message_id and fact.text:
+                return fact.text
+        return ""
+
+    @property
+    def pending(self) -> bool:
+        """Still in the inbox (pending or held)."""
+        return self.state in (PENDING, HELD)
+
     def label(self) -> str:
         """`pending · next-turn 2`, `held · agent waits 42 s`, `sent · turn 3 step 2 ·
         request 1`, … (plain text; the caller sanitises nothing: ids are shortened)."""
@@ -95,6 +108,8 @@ class ReceiptBook:
         self._awaiting_answer: list[Receipt] = []
         self._claimed: list[Receipt] = []
         self._waiting: dict[str, tuple[int, int | None]] = {}  # id -> (time ms, limit ms)
+        self._left: dict[str, None] = {}
+        """Ids that left the inbox (claimed, sent, removed, merged), oldest leaving first."""
         self.version = 0
         """Grows whenever a receipt changes (a view re-renders on a new version)."""
 
@@ -139,6 +154,18 @@ class ReceiptBook:
     def waiting_on(self) -> tuple[str, ...]:
         """Ids a boundary waits on now, per the log (`inbox/hold-wait` without its end)."""
         return tuple(self._waiting)
+
+    def recent(self, count: int) -> list[Receipt]:
+        """The `count` messages that left the inbox last, newest first (still pending ones
+        are not listed: a put-back or an undo brings an item back to its list)."""
+        out: list[Receipt] = []
+        for message_id in reversed(self._left):
+            if len(out) >= count:
+                break
+            found = self._receipts.get(message_id)
+            if found is not None and not found.pending:
+                out.append(found)
+        return out
 
     def all(self) -> list[Receipt]:
         """Every receipt, in the order their messages first appeared."""
@@ -188,7 +215,12 @@ class ReceiptBook:
             other = self._receipts.get(fact.related[0])
             if other is not None and other.state == PENDING:
                 other.history.append(fact)
+        if kind in ("remove", "merge", "claim", "sent") and fact.message_id is not None:
+            self._left.pop(fact.message_id, None)
+            self._left[fact.message_id] = None
         if kind in ("insert", "edit", "refile", "move", "split", "put-back"):
+            if fact.message_id is not None:
+                self._left.pop(fact.message_id, None)
             found = self._receipt(fact)
             found.state, found.target, found.index = PENDING, fact.target, fact.index
             found.turn = found.step = found.request = found.request_number = None

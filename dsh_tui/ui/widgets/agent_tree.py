@@ -21,6 +21,7 @@ from textual.widgets.tree import TreeNode
 from ..bindings import bind
 from ..panekeys import PaneKeys
 from ..state.agent_view import AgentView
+from ..state.hold_view import tree_badge
 from ..state.text import visible_label
 from .repaint import KeepLinesOnHeight
 
@@ -164,6 +165,10 @@ class AgentTree(PaneKeys, KeepLinesOnHeight, Tree[str]):
             text.append(f" ⚑{steps}", Style(color=theme.warning))
         if turns:
             text.append(f" ↵{turns}", Style(color=theme.secondary or theme.primary))
+        holds = agent.holds
+        if holds:  # an item is being edited (docs/contract.md §3.8)
+            counting = [h.message_id for h in holds if h.remaining() is not None]
+            text.append(f" {tree_badge(holds, counting)}", Style(color=theme.warning, bold=True))
         if paused:
             text.append(" paused", Style(color=theme.error, bold=True))
         elif breakpoints is not None and breakpoints.is_armed(agent.id):

@@ -29,8 +29,10 @@ from textual.widgets.option_list import Option
 from ..bindings import bind
 from ..panekeys import PaneKeys
 from ..state.agent_view import AgentView
-from ..state.inbox_rows import InboxRow, inbox_rows
+from ..state.hold_view import item_badge
+from ..state.inbox_rows import RECENT_RECEIPTS, InboxRow, inbox_rows
 from ..state.lanes import lane_of, source_label
+from ..state.marks import Marks
 from ..state.text import short_id, visible
 from .blocks import lane_badge
 from .flat_highlight import FlatHighlight
@@ -38,22 +40,27 @@ from .repaint import EdgeTitle, KeepLinesOnHeight, ScrollsWithoutLayout
 
 PREVIEW_LINES = 3
 PREVIEW_CHARS = 240
-HEADERS = {"next-step": "NEXT STEP", "next-turn": "NEXT TURN", "unsent": "CLAIMED, NEVER SENT"}
+HEADERS = {"next-step": "NEXT STEP", "next-turn": "NEXT TURN", "unsent": "CLAIMED, NEVER SENT",
+           "recent": "LEFT THE INBOX"}
 AHEAD_SCREENS = 2
 """Rows are built until they fill this many pane heights (counting each row's fewest
 lines), so the first screen and the next are ready."""
 
 HEADER_HINT = {"next-step": "steer · inject", "next-turn": "follow-ups",
-               "unsent": "ctrl+u puts back"}
+               "unsent": "ctrl+u puts back", "recent": "receipts"}
+RECEIPT_LOOK = {"claimed": ("◌", "bold $accent"), "sent": ("→", "bold $accent"),
+                "answered": ("✓", "bold $success"), "discarded": ("✗", "bold $error"),
+                "offered back": ("↺", "bold $warning"), "tombstoned": ("✗", "$text-muted")}
+"""A receipt's glyph and style by state (`state/receipts.py`)."""
 
 
-def _preview(text: str) -> Content:
+def _preview(text: str, lines_shown: int = PREVIEW_LINES) -> Content:
     text = visible(text)
     lines = text.splitlines() or [""]
-    shown = lines[:PREVIEW_LINES]
+    shown = lines[:lines_shown]
     body = "\n".join("  " + line[:PREVIEW_CHARS] for line in shown)
-    if len(lines) > PREVIEW_LINES:
-        body += f"\n  … {len(lines) - PREVIEW_LINES} more lines"
+    if len(lines) > lines_shown:
+        body += f"\n  … {len(lines) - lines_shown} more lines"
     return Content(body)
 
 
@@ -75,6 +82,14 @@ def row_prompt(row: InboxRow, position: int | None = None) -> Content:
         why = Content.styled(f"  claimed in {turn}{entry.reason}, never sent · ctrl+u puts it "
                              "back · delete forgets it", "$text-muted")
         return head + "\n" + why + "\n" + _preview(row.text)
+    if row.kind == "receipt" and row.receipt is not None:
+        receipt = row.receipt
+        glyph, style = RECEIPT_LOOK.get(receipt.state, ("·", "$text-muted"))
+        logged_id = not receipt.message_id.startswith("seq-")  # (a log without ids)
+        head = Content.assemble((f"{glyph} ", style), (visible(receipt.label()), style),
+                                "  ", (f"#{short_id(receipt.message_id)}" if logged_id
+                                       else "", "$text-muted"))
+        return head + "\n" + _preview(row.text, 1).stylize("$text-muted")
     message = row.message
     if row.kind == "tombstone" and row.tombstone is not None:
         if row.tombstone.kind == "claimed":
@@ -87,15 +102,20 @@ def row_prompt(row: InboxRow, position: int | None = None) -> Content:
                                 ("  ^z undo", "$accent"))
         return head + "\n" + _preview(row.text).stylize("strike $text-muted")
     number = f"{position}. " if position is not None else ""
-    head = Content.assemble((number, "$text-muted"), lane_badge(row.lane), "  ",
+    mark = ("● ", "bold $accent") if row.marked else ("", "")
+    head = Content.assemble(mark, (number, "$text-muted"), lane_badge(row.lane), "  ",
                             (row.source, "bold"), "  ",
                             (f"#{short_id(message.id)}", "$text-muted"))
+    if row.badge:
+        head = head + "\n" + Content.styled(f"  ⏸ {row.badge}", "bold $warning")
     return head + "\n" + _preview(row.text)
 
 
 def least_lines(row: InboxRow) -> int:
     """The fewest lines `row_prompt(row)` draws (a long line only adds more by wrapping)."""
-    if row.kind in ("item", "tombstone"):
+    if row.kind == "item":
+        return 3 if row.badge else 2
+    if row.kind in ("tombstone", "receipt"):
         return 2
     if row.kind == "unsent":
         return 3
@@ -133,6 +153,8 @@ class InboxView(FlatHighlight, PaneKeys, KeepLinesOnHeight, ScrollsWithoutLayout
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.view: AgentView | None = None
+        self.marks: Marks | None = None
+        """The person's marks (set by the screen): a marked item shows a dot."""
         self.rows: list[InboxRow] = []
         self.render_count = 0
         self._snapshot: tuple[Any, ...] = ()
@@ -177,6 +199,8 @@ class InboxView(FlatHighlight, PaneKeys, KeepLinesOnHeight, ScrollsWithoutLayout
                 options.append(Option(row_prompt(row, position), id=f"msg:{row.message.id}"))
             elif row.kind in ("tombstone", "unsent"):
                 options.append(Option(row_prompt(row), id=f"tomb:{number}"))
+            elif row.kind == "receipt":
+                options.append(Option(row_prompt(row), id=f"rcpt:{number}"))
             else:
                 options.append(Option(row_prompt(row), id=f"{row.kind}:{number}",
                                       disabled=True))
@@ -236,14 +260,23 @@ class InboxView(FlatHighlight, PaneKeys, KeepLinesOnHeight, ScrollsWithoutLayout
         paused = agent.status != "running" and bool(next_step or next_turn) \
             and not agent.ctx.read_only
         unsent = view.unsent.version
-        snapshot = (next_step, next_turn, tombstones, paused, unsent)
+        book = view.receipts
+        holds = agent.holds
+        waiting = book.waiting_on
+        badges = {h.message_id: item_badge(holds, h.message_id, waiting) for h in holds}
+        marked = frozenset(self.marks.of(view.id)) if self.marks is not None else frozenset()
+        snapshot = (next_step, next_turn, tombstones, paused, unsent, book.version,
+                    tuple(badges.items()), marked)
         if not force and len(snapshot) == len(self._snapshot) and all(
                 a is b or a == b for a, b in zip(snapshot, self._snapshot, strict=True)):
             return
         self._snapshot = snapshot
         keep = self.highlighted_id
         self.rows = inbox_rows(next_step, next_turn, tombstones, paused=paused,
-                               unsent=view.unsent.unsent)
+                               unsent=view.unsent.unsent,
+                               recent=book.recent(RECENT_RECEIPTS + len(tombstones) +
+                                                  len(view.unsent.unsent)),
+                               badges=badges, marked=marked)
         built = max(min(self._built, len(self.rows)),
                     self._rows_to_fill(0, AHEAD_SCREENS * self._height()))
         kept = self._row_of(keep)
@@ -358,7 +391,7 @@ class InboxView(FlatHighlight, PaneKeys, KeepLinesOnHeight, ScrollsWithoutLayout
             for row in self.rows:
                 if row.kind == "item" and row.message.id == message_id:
                     return row
-        elif option.id.startswith("tomb:"):
+        elif option.id.startswith(("tomb:", "rcpt:")):
             return self.rows[int(option.id[5:])]
         return None
 
