@@ -34,7 +34,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-ORDER = ("stream", "scale", "resume", "inbox", "loop", "startup")
+ORDER = ("stream", "scale", "resume", "inbox", "timeline", "loop", "startup")
 """Preferred order; any other `bench_*.py` runs after these, alphabetically."""
 
 KEYS = ("value", "unit", "baseline", "ratio", "bar", "ok")

@@ -66,6 +66,11 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("undo_discard", "Undo remove", "Inbox", "ctrl+z", "Undo",
                "Put the last removed items back where they were",
                words="restore undelete recover bring back removed"),
+    ActionSpec("timeline", "Inbox timeline", "Inbox", "f5", "Timeline",
+               "Every inbox operation of the selected agent on one time axis, with who made "
+               "it (you, a model, the system): turns, steps, claims, edits with their change, "
+               "moves; filter by message, lane and actor; enter goes to the transcript",
+               words="history log receipts debug steering who when claimed sent"),
     ActionSpec("clear_inbox", "Clear inbox", "Inbox", "shift+delete", "Clear",
                "Remove every pending item of the selected agent (asks first)",
                words="delete discard empty remove all queued messages"),

@@ -292,6 +292,37 @@ def themed_scene(theme: str) -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
     return app, run_before
 
 
+def timeline_scene() -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
+    """The inbox scene after an edit and a move, with its timeline open (f5)."""
+    app, before = inbox_scene()
+
+    async def run_before(pilot: Any) -> None:
+        await before(pilot)
+        planner = pilot.app.ctx.agents.get("planner")
+        planner.inbox.replace("e2b7c1d4", planner.inbox.get("e2b7c1d4").with_text(
+            "Then write it up as a short design doc (two pages max)"))
+        planner.inbox.move("08f6a3b9", "next-turn", 0)
+        await settle(pilot)
+        await pilot.press("f5")
+        await pilot.pause()
+        await freeze(pilot, "#timeline-lines")
+
+    return app, run_before
+
+
+def held_scene() -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
+    """The inbox scene with a follow-up held for an edit: its badge, the tree's."""
+    app, before = inbox_scene()
+
+    async def run_before(pilot: Any) -> None:
+        await before(pilot)
+        pilot.app.ctx.agents.get("planner").hold("e2b7c1d4")
+        await settle(pilot)
+        await freeze(pilot, "#inbox")
+
+    return app, run_before
+
+
 def _last_text(app: DshApp) -> str:
     view = app.main.selected_view
     if view is None:
@@ -312,4 +343,6 @@ SCENES: dict[str, Callable[[], tuple[DshApp, Callable[[Any], Awaitable[None]]]]]
     "theme-dark": lambda: themed_scene("dark"),
     "theme-light": lambda: themed_scene("light"),
     "theme-high-contrast": lambda: themed_scene("high-contrast"),
+    "timeline": timeline_scene,
+    "held-item": held_scene,
 }

@@ -111,3 +111,58 @@ def test_without_receipts_the_claimed_row_stays_as_before() -> None:
     stone = Tombstone(taken, "next-turn", 0, "follow-up", "claimed", 9e9)
     rows = inbox_rows((), (), [stone], paused=False)
     assert [r.kind for r in rows][-1] == "tombstone"
+
+
+def steer(inbox: Any, operations: int) -> None:
+    """A person's steering: queue, edit, move, remove (a fixed pseudo-random mix)."""
+    import random
+
+    rng = random.Random(3)
+    for index in range(operations):
+        roll, items = rng.random(), inbox.next_turn
+        if roll < 0.4 or len(items) < 5:
+            inbox.append("next-turn", user_message(f"item {index}", id=f"m{index}"))
+            continue
+        item = items[rng.randrange(len(items))]
+        if roll < 0.6:
+            inbox.replace(item.id, item.with_text(item.text + " (edited)"))
+        elif roll < 0.8:
+            inbox.move(item.id, "next-turn", rng.randrange(len(items)))
+        else:
+            inbox.remove(item.id)
+
+
+async def test_a_big_log_is_read_a_slice_per_flush_to_the_same_receipts(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from dsh_tui.harness import AgentOptions, CreateAgentOptions
+    from dsh_tui.ui.state import bridge as bridge_module
+    from dsh_tui.ui.state.bridge import Bridge
+    from dsh_tui.ui.state.receipts import receipts_of
+    from dsh_tui.ui.state.timeline import timeline_of
+
+    monkeypatch.setattr(bridge_module, "READ_BUDGET", 0.0)  # one slice of events per flush
+    ctx, _ = world()
+    scheduled: list[Any] = []
+    bridge = Bridge(ctx, lambda delay, callback: scheduled.append(callback))
+    bridge.start()
+    handle = await ctx.agents.create(CreateAgentOptions(
+        session_id="a", agent_options=AgentOptions(provider="mock", model="mock")))
+    steer(handle.agent.inbox, 3_000)
+    bridge.flush()
+    view = bridge.views["a"]
+    assert not bridge.want_reading("a")  # nothing read yet: no fold on the spot
+    flushes = 0
+    while not view.reading_ready:
+        bridge.flush()
+        flushes += 1
+        assert flushes < 100
+    assert flushes > 5  # it took several flushes, each a slice
+    events = handle.agent.session.events
+    whole = receipts_of(events)
+    assert [(r.message_id, r.state, r.target, r.index) for r in whole.all()] == \
+        [(r.message_id, r.state, r.target, r.index) for r in view.receipts.all()]
+    assert len(view.timeline.entries) == len(timeline_of(events).entries)
+    handle.agent.inbox.append("next-turn", user_message("later", id="later"))
+    bridge.flush()  # once read, each flush folds what came
+    assert view.receipts.get("later") is not None
+    bridge.stop()

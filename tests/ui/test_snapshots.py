@@ -7,7 +7,8 @@ intended visual change with `pytest tests/ui/test_snapshots.py --snapshot-update
 Every scene is taken at the reference size; the main screen, the edit dialog, the
 breakpoint panel and help are also taken at 80x24 and 60x20 (side panes folded
 into toggles, dialogs fitting with their buttons), 120x40 and 250x60 (prose keeps
-a readable measure), plus the inbox opened with its key at 80x24.
+a readable measure), plus the inbox opened with its key at 80x24 and the inbox timeline
+at 160x50 and 80x24.
 """
 
 from __future__ import annotations
@@ -36,6 +37,14 @@ def test_scene_sized(name: str, size: str, snap_compare: Any,
     freeze_time(monkeypatch)
     app, run_before = SCENES[name]()
     assert snap_compare(app, terminal_size=SIZES[size], run_before=run_before)
+
+
+@pytest.mark.parametrize("size", [(160, 50), (80, 24)], ids=["160x50", "80x24"])
+def test_timeline_sized(size: tuple[int, int], snap_compare: Any,
+                        monkeypatch: pytest.MonkeyPatch) -> None:
+    freeze_time(monkeypatch)
+    app, run_before = SCENES["timeline"]()
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
 def test_inbox_opened_on_a_narrow_screen(snap_compare: Any,

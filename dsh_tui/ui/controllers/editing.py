@@ -53,7 +53,7 @@ class Editing:
 
         def hold_line() -> str:
             view = host.bridge.views.get(agent.id)
-            return editor_line(hold, view.receipts.waiting_on if view is not None else ())
+            return editor_line(hold, view.waiting_on if view is not None else ())
 
         screen = EditScreen(agent_name=name, message=message, lane=lane, on_save=save,
                             on_send=send, what=what,

@@ -25,6 +25,7 @@ from ..state.inbox_rules import (
 from .editing import Editing
 from .seams import Notes, Panes, Screenside, Selection, World
 from .sending import LANE_PHRASE, undo_keys
+from .timeline import TimelineActions
 
 
 def _target(row: InboxRow) -> InboxTarget:
@@ -39,9 +40,10 @@ class Host(World, Notes, Panes, Selection, Screenside, Protocol):
 class InboxActions:
     """The inbox pane's keys (the pane binds `screen.NAME`; the screen delegates here)."""
 
-    def __init__(self, host: Host, editing: Editing) -> None:
+    def __init__(self, host: Host, editing: Editing, timelines: TimelineActions) -> None:
         self.host = host
         self.editing = editing
+        self.timelines = timelines
 
     def _item(self) -> tuple[Agent, InboxRow] | None:
         """(agent, row) of the highlighted inbox item, or None after saying why."""
@@ -56,6 +58,12 @@ class InboxActions:
         return agent, row
 
     def edit_item(self) -> None:
+        """Edit the highlighted item; on a receipt (a message that left), open its history
+        in the timeline."""
+        row = self.host.inbox.highlighted_row()
+        if row is not None and row.kind == "receipt" and row.receipt is not None:
+            self.timelines.open(row.receipt.message_id)
+            return
         found = self._item()
         if found is None:
             return

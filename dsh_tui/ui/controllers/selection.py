@@ -83,6 +83,8 @@ class SelectionKeeper:
             record_selected(host.ctx, agent_id)
             view = views.get(agent_id) if agent_id else None
             host.transcript.show(view)
+            if agent_id is not None:
+                host.bridge.want_reading(agent_id)  # the inbox's receipts (read in slices)
             host.inbox.show(view)
             host.event_log.show_agent(agent_id)
             self.breakpoints.sync_panel()
@@ -115,6 +117,7 @@ class SelectionKeeper:
             tree.refresh_rows(views, batch.agents)
         selected = self.selected_id
         if selected is not None:
+            host.bridge.want_reading(selected)  # (again after `view` paged its log)
             if selected in batch.transcripts:
                 host.transcript.request_sync()
             if selected in batch.inboxes or selected in batch.agents:
@@ -187,7 +190,7 @@ class SelectionKeeper:
         elif status == "running":
             state = (f"running · turn {model.turn} step {model.step}",
                      f"running · t{model.turn} s{model.step}", "running")
-            edit = title_state(agent.holds, view.receipts.waiting_on) if agent.holds else ""
+            edit = title_state(agent.holds, view.waiting_on) if agent.holds else ""
             if edit:  # the agent waits at a boundary for an item being edited (§3.8)
                 state = (f"{state[0]} · {edit}", f"{state[1]} · {edit}", edit)
             seconds = waiting_seconds(model, time.time() * 1000)

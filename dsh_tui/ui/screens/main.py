@@ -36,6 +36,7 @@ from ..controllers.selection import SelectionKeeper, set_title
 from ..controllers.sending import READ_ONLY_NOTICE, Sending
 from ..controllers.sessions import SessionActions
 from ..controllers.status import StatusLine
+from ..controllers.timeline import TimelineActions
 from ..keys import key_name
 from ..state.agent_view import AgentView
 from ..state.breakpoints import Breakpoints, Pause
@@ -88,6 +89,7 @@ class MainScreen(Screen[None]):
         bind("toggle_inbox", show=False),
         bind("zoom_transcript", show=False),
         bind("breakpoint_continue", show=False),
+        bind("timeline", show=False),
     ]
     """The screen's own keys (the panes add theirs; help, theme, quit and ctrl+c are the
     app's, which stay live over dialogs too)."""
@@ -103,7 +105,7 @@ class MainScreen(Screen[None]):
                              "spawn_child", "rename_agent", "dispose_agent", "toggle_breakpoint",
                              "breakpoint_continue", "edit_item", "remove_item", "move_item_up",
                              "move_item_down", "move_item_lane", "undo_discard", "clear_inbox",
-                             "restore_unsent"})
+                             "restore_unsent", "timeline"})
     """Actions on the selected agent: greyed out in the footer (and not run) while no agent
     is selected."""
 
@@ -125,7 +127,8 @@ class MainScreen(Screen[None]):
         self.draft_keeper = DraftKeeper(self)
         self.selection = SelectionKeeper(self, self.breakpoint_actions, self.editing,
                                          self.draft_keeper)
-        self.inbox_actions = InboxActions(self, self.editing)
+        self.timelines = TimelineActions(self)
+        self.inbox_actions = InboxActions(self, self.editing, self.timelines)
         self.agent_actions = AgentActions(self)
         self.session_actions = SessionActions(self)
         self.pane_layout = Layout(self)
@@ -380,6 +383,11 @@ class MainScreen(Screen[None]):
 
     def action_restore_unsent(self) -> None:
         self.inbox_actions.restore_unsent()
+
+    # -- the inbox timeline (controllers/timeline.py) ------------------------------------------
+
+    def action_timeline(self) -> None:
+        self.timelines.open()
 
     # -- agents (controllers/agents.py) --------------------------------------------------------
 

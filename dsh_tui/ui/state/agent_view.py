@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from dsh_tui.harness.agent import Agent
 from dsh_tui.harness.messages import UserMessage
 
 from .activity import Activity
+from .inbox_reading import InboxReading
 from .inbox_rows import Tombstone
 from .live_stream import LiveChunk, LiveStream
 from .receipts import ReceiptBook
 from .text import visible_label
+from .timeline import Timeline
 from .transcript import TranscriptModel
 from .unsent import UnsentTracker
 
@@ -45,7 +47,9 @@ class AgentView:
         self._stream = LiveStream()
         self.live_applied = 0
         """Live chunks folded so far (the bridge redraws a transcript when this moves)."""
-        self._receipts: ReceiptBook | None = None
+        self._reading: InboxReading | None = None
+        self._read_upto = 0
+        """Events folded into the reading (it has caught up when this is `applied`)."""
 
     def _fresh_model(self) -> TranscriptModel:
         """An empty transcript, saying first how much of a huge log lies before the part
@@ -83,7 +87,7 @@ class AgentView:
         probe.apply_all(before)
         self.transcript = self._fresh_model()
         self.unsent = UnsentTracker()
-        self._receipts = None
+        self._reading = None
         self.activity = Activity(self.activity.live_from)
         self.applied = 0
         self.catch_up()
@@ -94,19 +98,76 @@ class AgentView:
                                  "scroll down to read them", level="warning")
         return len(probe.items)
 
+    # -- the log read as inbox operations: receipts and the timeline ----------------------------
+
+    @property
+    def reading(self) -> InboxReading:
+        """The log read as inbox operations (`state/inbox_reading.py`), possibly not read to
+        its end yet (`reading_ready`). Made when first wanted (`want_reading`), read in
+        slices (`read_some`, driven by the bridge's flushes: a 100,000-event log never
+        holds a frame) and kept current by `catch_up` from then on; an agent nobody looks
+        at costs nothing per event."""
+        reading = self._reading
+        if reading is None:
+            reading = self._reading = InboxReading(self._seed)
+            self._read_upto = 0
+        return reading
+
+    @property
+    def reading_ready(self) -> bool:
+        """Whether the reading has folded every event the view has applied."""
+        return self._reading is not None and self._read_upto >= self.applied
+
+    @property
+    def reading_progress(self) -> float:
+        """How much of the log the reading has folded (0..1)."""
+        if self._reading is None:
+            return 0.0
+        return 1.0 if self._read_upto >= self.applied else self._read_upto / self.applied
+
+    def want_reading(self) -> bool:
+        """Make the reading if there is none; True when it is ready to show."""
+        self.reading  # noqa: B018  (made on first use)
+        return self.reading_ready
+
+    def read_some(self, budget: float, clock: Callable[[], float] = time.perf_counter,
+                  ) -> bool:
+        """Fold events into the reading for about `budget` seconds; True when it has
+        caught up (it is then settled and `catch_up` keeps it current)."""
+        reading = self.reading
+        events = self.agent.session.events
+        end = min(self.applied, len(events))
+        upto = self._read_upto
+        deadline = clock() + budget
+        apply = reading.apply
+        while upto < end:
+            stop = min(end, upto + READ_SLICE)
+            for event in events[upto:stop]:
+                apply(event)
+            upto = stop
+            if clock() >= deadline:
+                break
+        self._read_upto = max(upto, self._read_upto)
+        if self._read_upto >= self.applied:
+            reading.settle()
+            return True
+        return False
+
     @property
     def receipts(self) -> ReceiptBook:
-        """Every message's receipt (`state/receipts.py`), folded from the log the first
-        time something shows them and kept current by `catch_up` from then on: an agent
-        nobody looks at costs nothing per event."""
-        book = self._receipts
-        if book is None:
-            book = self._receipts = ReceiptBook(self._seed)
-            events = self.agent.session.events
-            for event in events[:self.applied]:
-                book.apply(event)
-            book.settle()
-        return book
+        """Every message's receipt (`state/receipts.py`; complete once `reading_ready`)."""
+        return self.reading.receipts
+
+    @property
+    def timeline(self) -> Timeline:
+        """The inbox timeline (`state/timeline.py`; complete once `reading_ready`)."""
+        return self.reading.timeline
+
+    @property
+    def waiting_on(self) -> tuple[str, ...]:
+        """Ids the agent waits on at a boundary for their edit (§3.8), per its log; ()
+        until the reading is ready."""
+        return self.reading.receipts.waiting_on if self.reading_ready else ()
 
     @property
     def name(self) -> str:
@@ -206,12 +267,18 @@ class AgentView:
         return fresh
 
     def _fold_receipts(self, fresh: Any) -> None:
-        """Keep the receipts current, once something has shown them (`receipts`)."""
-        book = self._receipts
-        if book is not None:
+        """Keep the reading current once it has caught up (before that, `read_some` folds
+        these events in its turn)."""
+        reading = self._reading
+        if reading is not None and self._read_upto == self.applied:
             for event in fresh:
-                book.apply(event)
-            book.settle()  # a move's two halves are appended in one call: never split here
+                reading.apply(event)
+            reading.settle()  # a move's two halves are appended in one call: never split
+            self._read_upto += len(fresh)
+
+
+READ_SLICE = 256
+"""Events folded between two looks at the clock (`read_some`)."""
 
 
 def _amount(size: int) -> str:

@@ -36,6 +36,9 @@ CHUNK_LOG_LIMIT = 5_000
 """Stream chunks the event log remembers: as many as it shows (MAX_LINES). Chunks are
 most events; with them in the main ring it would hold 50,000 of them, which is the
 one thing in the app that grew with every chunk, and push out everything else."""
+READ_BUDGET = 0.006
+"""Seconds of one flush spent reading a log for its receipts and timeline (a big log is
+read over several flushes, so no frame waits for all of it)."""
 DISCARD_TTL = 8.0
 CLAIM_TTL = 2.5
 
@@ -139,6 +142,8 @@ class Bridge:
         self._wake_deadline: float | None = None
         self._last_flush = float("-inf")
         self._suppressed: set[str] = set()
+        self._reading: set[str] = set()
+        """Agents whose log is being read for receipts and the timeline (`want_reading`)."""
         self._batch = 0
         self._stopped = False
 
@@ -234,6 +239,19 @@ class Bridge:
     def suppress_tombstones(self, *message_ids: str) -> None:
         """The UI is about to move these items itself: their removal is not a discard."""
         self._suppressed.update(message_ids)
+
+    def want_reading(self, agent_id: str) -> bool:
+        """Read this agent's log for its receipts and timeline, a slice per flush, if it
+        is not read yet; True when it already is. The flush that finishes it marks the
+        agent's inbox (the pane then lists the receipts)."""
+        view = self.views.get(agent_id)
+        if view is None:
+            return False
+        if view.want_reading():
+            return True
+        self._reading.add(agent_id)
+        self._schedule()
+        return False
 
     def mark_inbox(self, agent_id: str) -> None:
         """This agent's inbox rows must be rebuilt at the next flush (a change the inbox
@@ -396,6 +414,16 @@ class Bridge:
                 view.logged = max(view.logged, view.applied)
                 if view.transcript.title != title:
                     batch.agents.add(agent_id)
+        for agent_id in list(self._reading):
+            view = self.views.get(agent_id)
+            if view is None or view.read_some(READ_BUDGET):
+                self._reading.discard(agent_id)
+                batch.inboxes.add(agent_id)
+                batch.agents.add(agent_id)
+            else:
+                batch.agents.add(agent_id)  # (the timeline shows how far it has read)
+        if self._reading:
+            self._schedule()  # the next slice at the next flush
         self._batch += 1
         for agent_id in batch.inboxes:
             view = self.views.get(agent_id)

@@ -101,8 +101,10 @@ def _turn_step(turn: int | None, step: int | None) -> str:
 class ReceiptBook:
     """Folds one agent's events into receipts; `apply` per event, `settle` when quiet."""
 
-    def __init__(self, seed_length: int = 0) -> None:
-        self.reader = InboxLogReader(seed_length)
+    def __init__(self, seed_length: int = 0, reader: InboxLogReader | None = None) -> None:
+        self.reader = reader if reader is not None else InboxLogReader(seed_length)
+        """The reading of the log this book folds (shared with the timeline when the
+        caller folds the facts itself: `inbox_reading.InboxReading`)."""
         self._receipts: dict[str, Receipt] = {}
         self._awaiting_request: list[Receipt] = []
         self._awaiting_answer: list[Receipt] = []

@@ -85,8 +85,8 @@ class Timeline:
     """One agent's timeline: `apply` each event (or `apply_all` a log), read `entries`,
     `visible` (the filtered indices) and `line(i)`."""
 
-    def __init__(self, seed_length: int = 0) -> None:
-        self.reader = InboxLogReader(seed_length)
+    def __init__(self, seed_length: int = 0, reader: InboxLogReader | None = None) -> None:
+        self.reader = reader if reader is not None else InboxLogReader(seed_length)
         self.entries: list[Fact] = []
         self.origin: int | None = None
         """The time (epoch ms) the axis starts at: the first entry's."""
@@ -124,6 +124,10 @@ class Timeline:
         (`release`; `actor` system for a lapse)."""
         self._add(Fact(kind, -1, time, actor, "live: not in the durable log",
                        message_id=message_id, detail=detail))
+
+    def add(self, fact: Fact) -> None:
+        """Add one fact of the reader (a caller that folds the facts itself)."""
+        self._add(fact)
 
     def _add(self, fact: Fact) -> None:
         entries = self.entries

@@ -260,13 +260,13 @@ class InboxView(FlatHighlight, PaneKeys, KeepLinesOnHeight, ScrollsWithoutLayout
         paused = agent.status != "running" and bool(next_step or next_turn) \
             and not agent.ctx.read_only
         unsent = view.unsent.version
-        book = view.receipts
+        book = view.receipts if view.reading_ready else None  # (read a slice per flush)
         holds = agent.holds
-        waiting = book.waiting_on
+        waiting = view.waiting_on
         badges = {h.message_id: item_badge(holds, h.message_id, waiting) for h in holds}
         marked = frozenset(self.marks.of(view.id)) if self.marks is not None else frozenset()
-        snapshot = (next_step, next_turn, tombstones, paused, unsent, book.version,
-                    tuple(badges.items()), marked)
+        snapshot = (next_step, next_turn, tombstones, paused, unsent,
+                    book.version if book is not None else -1, tuple(badges.items()), marked)
         if not force and len(snapshot) == len(self._snapshot) and all(
                 a is b or a == b for a, b in zip(snapshot, self._snapshot, strict=True)):
             return
@@ -275,7 +275,8 @@ class InboxView(FlatHighlight, PaneKeys, KeepLinesOnHeight, ScrollsWithoutLayout
         self.rows = inbox_rows(next_step, next_turn, tombstones, paused=paused,
                                unsent=view.unsent.unsent,
                                recent=book.recent(RECENT_RECEIPTS + len(tombstones) +
-                                                  len(view.unsent.unsent)),
+                                                  len(view.unsent.unsent))
+                               if book is not None else None,
                                badges=badges, marked=marked)
         built = max(min(self._built, len(self.rows)),
                     self._rows_to_fill(0, AHEAD_SCREENS * self._height()))
