@@ -63,9 +63,28 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("move_item_lane", "Change item lane", "Inbox", "shift+right", "Lane",
                "Cycle the highlighted item: follow-up \u2192 steer \u2192 inject \u2192 follow-up",
                words="steer inject follow-up followup kind switch"),
-    ActionSpec("undo_discard", "Undo remove", "Inbox", "ctrl+z", "Undo",
-               "Put the last removed items back where they were",
-               words="restore undelete recover bring back removed"),
+    ActionSpec("undo_discard", "Undo inbox edit", "Inbox", "ctrl+z", "Undo",
+               "Undo the latest inbox edit (remove, edit, move, re-file, clear, merge, split, "
+               "move to another agent), back through the whole session; from any pane (the "
+               "composer keeps ctrl+z for its own text); the status line names what it undid",
+               words="restore undelete recover bring back removed revert"),
+    ActionSpec("redo_inbox", "Redo inbox edit", "Inbox", "ctrl+y", "Redo",
+               "Do again the inbox edit undo took back (a new edit forgets what was undone); "
+               "from any pane",
+               words="again reapply repeat"),
+    ActionSpec("mark_item", "Mark item", "Inbox", "space", "Mark",
+               "Mark or unmark the highlighted item and go to the next (space marks only while "
+               "the composer is empty: with a draft there, space is typed into it); merge, "
+               "move and copy act on the marked items",
+               words="select pick choose tag"),
+    ActionSpec("merge_items", "Merge marked items", "Inbox", "ctrl+j", "Merge",
+               "Join the marked items of one list into the first of them, in inbox order: "
+               "one turn instead of several, one undo",
+               words="join combine squash concatenate"),
+    ActionSpec("transfer_items", "Move or copy to another agent", "Inbox", "shift+left",
+               "To agent", "Move (or copy) the marked items, or the highlighted one, to the "
+               "parent, a child or a marked agent: a small chooser asks which",
+               words="send forward hand off delegate copy move agent child parent"),
     ActionSpec("timeline", "Inbox timeline", "Inbox", "f5", "Timeline",
                "Every inbox operation of the selected agent on one time axis, with who made "
                "it (you, a model, the system): turns, steps, claims, edits with their change, "

@@ -153,7 +153,7 @@ async def test_an_open_editor_holds_the_claim_until_saved() -> None:
             ("m0", "first"), ("q1", "queued and more")]  # the edited text, same id
         ends = [e.data for e in agent.session.events if e.type == "inbox/hold-end"]
         assert [e["reason"] for e in ends] == ["released"]
-        assert "Saved" in status_line(app)
+        assert "Edit #q1 · ctrl+z undoes" in status_line(app)
 
 
 async def test_the_held_item_shows_held_and_the_tree_row_a_badge() -> None:
@@ -252,7 +252,7 @@ async def test_move_up_down_and_across_lanes() -> None:
         assert agent.inbox.get("q3").source["lane"] == "inject"
         assert agent.inbox.locate("q3") == ("next-step", 0)
         said = status_line(app)
-        assert "is now injected context" in said, said  # not "a inject"
+        assert "re-file #q3 as injected context" in said.lower(), said  # not "a inject"
         assert "a inject" not in said, said
         await focus_item(pilot, "q3")
         await pilot.press("shift+right")

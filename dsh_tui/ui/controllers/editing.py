@@ -35,12 +35,13 @@ class Editing:
 
     def edit(self, agent: Agent, message: UserMessage, lane: str, save: Callable[[str], bool],
              *, saved: str, saved_timeout: float = 5, what: str = "Edit queued message",
-             watch: bool = False, refocus: Callable[[], None]) -> None:
+             watch: bool = False, refocus: Callable[[], None],
+             split: Callable[[str, int], bool] | None = None) -> None:
         """Edit `message` of `agent` in a dialog. `save(text)` writes the edit (False: it
         could not, the item is gone); `saved` is said after a save; `watch` holds the
         still-queued message while the dialog is open (for the config's `hold_limit`)
         and tells the dialog when the agent claims it; `refocus` runs when the dialog
-        closes."""
+        closes; `split(text, cursor)` splits the item at the cursor (None: no split)."""
         host = self.host
         name = host.display_name(agent.id)
         hold = None
@@ -57,7 +58,8 @@ class Editing:
 
         screen = EditScreen(agent_name=name, message=message, lane=lane, on_save=save,
                             on_send=send, what=what,
-                            hold_line=hold_line if hold is not None else None)
+                            hold_line=hold_line if hold is not None else None,
+                            on_split=split)
         if watch:
             self._watched = (screen, agent.id, message.id)
 
@@ -66,7 +68,7 @@ class Editing:
                 hold.release()
             if watch:
                 self._watched = None
-            if result == "saved":
+            if result == "saved" and saved:
                 host.note(saved, seconds=saved_timeout)
             refocus()
 
@@ -78,6 +80,8 @@ class Editing:
         if self._watched is None:
             return
         screen, agent_id, message_id = self._watched
+        if screen.is_mounted:
+            screen.show_hold()  # the agent may have begun to wait on the hold
         view = self.host.bridge.views.get(agent_id)
         if view is None:
             screen.mark_claimed()

@@ -1,8 +1,10 @@
-"""Inbox edits on the selected agent: edit, remove, move, re-file, undo, clear, and putting
-back what an ended turn claimed but never sent.
+"""Inbox edits on the selected agent: edit, split, remove, move, re-file, clear, mark,
+merge, move or copy to another agent, undo and redo, and putting back what an ended turn
+claimed but never sent.
 
-Each action checks, calls one rule of `state/inbox_rules.py` (or one Inbox operation),
-and says what happened in one line.
+Each action checks, makes one named edit (`state/inbox_edits.py`) through the session's
+history (`controllers/edits.py`, which says what happened on the status line), or calls
+one rule of `state/inbox_rules.py`.
 """
 
 from __future__ import annotations
@@ -13,18 +15,30 @@ from dsh_tui.harness import Agent, UserMessage
 from dsh_tui.harness.inbox import InboxTarget
 
 from ..screens.confirm import ConfirmScreen
+from ..state.inbox_edits import (
+    EditRefused,
+    Item,
+    Move,
+    Refile,
+    Remove,
+    Replace,
+    Split,
+    item_of,
+)
 from ..state.inbox_rows import InboxRow
 from ..state.inbox_rules import (
     move_destination,
+    next_lane,
     pending_count,
     put_back,
-    refile,
     undo,
     undo_choice,
 )
+from ..state.text import short_id
 from .editing import Editing
+from .edits import InboxEdits
 from .seams import Notes, Panes, Screenside, Selection, World
-from .sending import LANE_PHRASE, undo_keys
+from .sending import LANE_PHRASE
 from .timeline import TimelineActions
 
 
@@ -40,10 +54,15 @@ class Host(World, Notes, Panes, Selection, Screenside, Protocol):
 class InboxActions:
     """The inbox pane's keys (the pane binds `screen.NAME`; the screen delegates here)."""
 
-    def __init__(self, host: Host, editing: Editing, timelines: TimelineActions) -> None:
+    def __init__(self, host: Host, editing: Editing, timelines: TimelineActions,
+                 edits: InboxEdits) -> None:
         self.host = host
         self.editing = editing
         self.timelines = timelines
+        self.edits = edits
+
+    def _place(self, agent: Agent, row: InboxRow) -> Item:
+        return Item(agent.id, row.message, _target(row), row.index)
 
     def _item(self) -> tuple[Agent, InboxRow] | None:
         """(agent, row) of the highlighted inbox item, or None after saying why."""
@@ -70,15 +89,34 @@ class InboxActions:
         agent, row = found
         message: UserMessage = row.message
         host = self.host
+        edits = self.edits
 
         def save(text: str) -> bool:
-            return bool(agent.inbox.replace(message.id, message.with_text(text)))
+            current = agent.inbox.get(message.id)
+            if current is None:
+                return False
+            if current.text == text:
+                return True  # nothing changed: no history entry
+            return edits.do(Replace(agent.id, current, current.with_text(text)))
+
+        def split(text: str, cursor: int) -> bool:
+            if not save(text):
+                return False
+            item = item_of(agent.inbox, agent.id, message.id)
+            if item is None:
+                return False
+            try:
+                edit = Split(item, cursor)
+            except EditRefused as error:
+                host.note(f"Cannot split here: {error}.", "warning")
+                return False
+            return edits.do(edit)
 
         def refocus() -> None:
             (host.inbox if host.inbox.display else host.composer).focus()
 
         self.editing.edit(agent, message, row.lane, save, watch=True, refocus=refocus,
-                          saved="Saved: the queued item keeps its place and id.")
+                          saved="", split=split)
 
     def restore_unsent(self) -> None:
         """Put what ended turns claimed but never sent back at the head of their lanes:
@@ -121,8 +159,7 @@ class InboxActions:
         if found is None:
             return
         agent, row = found
-        if agent.inbox.remove(row.message.id):
-            host.note(f"Removed #{row.message.id[:6]} ({undo_keys(host)} undoes).", seconds=3)
+        self.edits.do(Remove([self._place(agent, row)]))
 
     def move(self, delta: int) -> None:
         """Move the highlighted item `delta` places within its list."""
@@ -134,37 +171,36 @@ class InboxActions:
         if index is None:
             self.host.note("Already at the " + ("top." if delta < 0 else "bottom."), seconds=2)
             return
-        self.host.bridge.suppress_tombstones(row.message.id)
-        agent.inbox.move(row.message.id, _target(row), index)
+        self.edits.do(Move(self._place(agent, row), _target(row), index))
 
     def move_lane(self) -> None:
-        """Re-file the item: follow-up → steer → inject → follow-up (same id)."""
+        """Re-file the item: follow-up → steer → inject → follow-up (same id, same index)."""
         found = self._item()
         if found is None:
             return
         agent, row = found
-        message: UserMessage = row.message
-        self.host.bridge.suppress_tombstones(message.id)
-        try:
-            lane = refile(agent.inbox, message, row.lane, _target(row))
-        except Exception as error:  # a runtime's agent moves only follow-up → steer
-            self.host.say(f"#{message.id[:6]} stays where it is: {error}", "warning")
-            return
-        note = ""
-        if agent.status != "running" and lane != "inject":
-            note = " (idle: enter on an empty composer delivers)"
-        self.host.note(f"#{message.id[:6]} is now {LANE_PHRASE[lane]}{note}.", seconds=3)
+        lane = next_lane(row.lane, row.target)
+        edit = Refile(self._place(agent, row), lane,
+                      name=f"re-file #{short_id(row.message.id)} as {LANE_PHRASE[lane]}")
+        if self.edits.do(edit) and \
+                agent.status != "running" and lane != "inject":
+            self.host.note(f"#{short_id(row.message.id)} is now {LANE_PHRASE[lane]} (idle: "
+                           "enter on an empty composer delivers).")
 
     def undo_discard(self) -> None:
+        """ctrl+z: undo the latest inbox edit (on an offered row: put it back)."""
         host = self.host
         agent = host.writable_agent()
         view = host.selected_view
-        if agent is None or view is None:
-            return
         row = host.inbox.highlighted_row()
-        if row is not None and row.kind == "unsent":
+        if agent is not None and row is not None and row.kind == "unsent":
             self.restore_unsent()
             return
+        if self.edits.undo():
+            return
+        if agent is None or view is None:
+            return
+        # nothing of the person's to undo: a removal someone else made (its row's undo)
         highlighted = row.tombstone if row is not None else None
         chosen = undo_choice(view.tombstones, highlighted)
         if not chosen:
@@ -179,6 +215,40 @@ class InboxActions:
             host.bridge.mark_inbox(agent.id)
             host.note(f"Restored {done.count} item{'s' if done.count != 1 else ''}.", seconds=3)
 
+    def redo(self) -> None:
+        """ctrl+y: do again the latest undone inbox edit."""
+        self.edits.redo()
+
+    def mark(self) -> None:
+        """Mark or unmark the highlighted item, then go to the next one."""
+        found = self._item()
+        if found is None:
+            return
+        agent, row = found
+        self.edits.toggle_mark(agent.id, row.message.id)
+        count = len(self.edits.marks.of(agent.id))
+        self.host.note(f"{count} marked · {self.host.key_name('merge_items')} merges · "
+                       f"{self.host.key_name('transfer_items')} moves or copies.", seconds=3)
+        self.host.inbox.action_cursor_down()
+
+    def merge(self) -> None:
+        agent = self.host.writable_agent()
+        if agent is not None:
+            self.edits.merge(agent.id)
+
+    def transfer(self) -> None:
+        """Move or copy the marked items (or the highlighted one) to another agent."""
+        agent = self.host.writable_agent()
+        if agent is None:
+            return
+        items = self.edits.marked_items(agent.id)
+        if not items:
+            found = self._item()
+            if found is None:
+                return
+            items = [self._place(*found)]
+        self.edits.transfer(agent.id, items)
+
     def clear_inbox(self) -> None:
         host = self.host
         agent = host.writable_agent()
@@ -191,9 +261,10 @@ class InboxActions:
 
         def answer(yes: bool | None) -> None:
             if yes:
-                agent.inbox.clear()
-                host.note(f"Cleared {pending} item{'s' if pending != 1 else ''} "
-                         f"({undo_keys(host)} undoes).")
+                items = [item for message in (*agent.inbox.next_step, *agent.inbox.next_turn)
+                         if (item := item_of(agent.inbox, agent.id, message.id)) is not None]
+                self.edits.do(Remove(items, name=f"clear {len(items)} item"
+                                                 f"{'s' if len(items) != 1 else ''}"))
 
         host.ask(ConfirmScreen(
             f"Clear {pending} pending item{'s' if pending != 1 else ''} of "

@@ -12,8 +12,10 @@ from typing import Protocol
 from dsh_tui.harness import Agent, UserMessage, user_message
 
 from ..screens.confirm import ConfirmScreen
+from ..state.inbox_edits import Remove, item_of
 from ..state.inbox_rules import deliver_kept, pending_count
 from ..state.lanes import source_for
+from .edits import InboxEdits
 from .seams import Panes, Screenside, Selection, World
 
 READ_ONLY_NOTICE = "Read-only view of a session log: sending and editing are disabled."
@@ -41,8 +43,10 @@ class Host(World, Panes, Selection, Screenside, Protocol):
 class Sending:
     """The composer's keys and the stop keys, on the selected agent."""
 
-    def __init__(self, host: Host) -> None:
+    def __init__(self, host: Host, edits: InboxEdits | None = None) -> None:
         self.host = host
+        self.edits = edits
+        """The inbox history: a stop that clears the inbox is recorded there (ctrl+z)."""
 
     def send(self, lane: str) -> None:
         """Send the composer's text in `lane`; an empty follow-up delivers kept work."""
@@ -127,15 +131,20 @@ class Sending:
         def answer(yes: bool | None) -> None:
             if not yes:
                 return
+            items = [item for message in (*agent.inbox.next_step, *agent.inbox.next_turn)
+                     if (item := item_of(agent.inbox, agent.id, message.id)) is not None]
             agent.cancel(None, keep_inbox=False)
+            if self.edits is not None and items:
+                self.edits.record(Remove(items, name=f"stop and clear {len(items)} item"
+                                                     f"{'s' if len(items) != 1 else ''}"))
             host.say(f"Stopped {name} and discarded {pending} inbox item"
-                     f"{'s' if pending != 1 else ''} ({undo_keys(host)} in the inbox undoes).")
+                     f"{'s' if pending != 1 else ''} ({undo_keys(host)} undoes).")
 
         what = "Stop" if running else "Clear the inbox of"
         host.ask(ConfirmScreen(
             f"{what} {name} and discard {pending} pending item{'s' if pending != 1 else ''}?",
-            "The running turn ends as aborted. Discarded items can be restored with undo "
-            "for a few seconds.", yes="Stop and clear"), answer)
+            "The running turn ends as aborted. Undo (ctrl+z) puts the discarded items "
+            "back.", yes="Stop and clear"), answer)
 
 
 def undo_keys(host: Screenside) -> str:

@@ -27,6 +27,8 @@ from ..widgets.composer import SafeTextArea
 
 SaveCallback = Callable[[str], bool]
 SendCallback = Callable[[str, str], None]
+SplitCallback = Callable[[str, int], bool]
+"""(text, cursor offset) → whether the item was split there."""
 HoldLine = Callable[[], str]
 """What the hold line says now ("" hides it); polled while the dialog is open."""
 
@@ -35,11 +37,12 @@ HOLD_POLL = 0.5
 
 
 class EditScreen(ModalScreen[str | None]):
-    """Dismisses with "saved", "sent", or None when cancelled."""
+    """Dismisses with "saved", "split", "sent", or None when cancelled."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "save", "Save", id="edit_save"),
         Binding("escape", "cancel", "Cancel", id="edit_cancel"),
+        Binding("ctrl+b", "split", "Split here", id="edit_split"),
     ]
 
     CSS_PATH = Path(__file__).with_name("edit.tcss")
@@ -50,8 +53,10 @@ class EditScreen(ModalScreen[str | None]):
 
     def __init__(self, *, agent_name: str, message: Any, lane: str, on_save: SaveCallback,
                  on_send: SendCallback, what: str = "Edit queued message",
-                 hold_line: HoldLine | None = None) -> None:
+                 hold_line: HoldLine | None = None,
+                 on_split: SplitCallback | None = None) -> None:
         super().__init__()
+        self.on_split = on_split
         self.hold_line = hold_line
         self.hold_shown = ""
         """The hold line as last shown (its Static is updated only when it changes)."""
@@ -74,7 +79,9 @@ class EditScreen(ModalScreen[str | None]):
             yield Static(id="held")
             yield Static(id="claimed")
             with Horizontal(id="edit-buttons"):
-                yield Static(Content("ctrl+s save · escape cancel"), id="edit-keys")
+                keys = "ctrl+s save · ctrl+b split at the cursor · escape cancel" \
+                    if self.on_split is not None else "ctrl+s save · escape cancel"
+                yield Static(Content(keys), id="edit-keys")
                 yield Button("Cancel", id="cancel")
                 yield Button("Save", id="save", variant="primary")
                 yield Button("Send as follow-up", id="send-followup",
@@ -135,6 +142,24 @@ class EditScreen(ModalScreen[str | None]):
             self.dismiss("saved")
         else:
             self.mark_claimed()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Split only where the caller offers it, and not once the item is gone."""
+        if action == "split":
+            return self.on_split is not None and not self.claimed
+        return True
+
+    def action_split(self) -> None:
+        """Split the item at the cursor: it keeps the text before, a new item right after
+        it takes the rest (the edit is saved first)."""
+        if self.on_split is None or self.claimed:
+            return
+        editor = self.query_one("#edit-text", TextArea)
+        row, column = editor.cursor_location
+        text = self.text
+        offset = sum(len(line) + 1 for line in text.split("\n")[:row]) + column
+        if self.on_split(text, offset):
+            self.dismiss("split")
 
     def _send(self, lane: str) -> None:
         self.on_send(self.text, lane)

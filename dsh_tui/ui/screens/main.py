@@ -28,6 +28,7 @@ from ..controllers.agents import AgentActions, offers_routes
 from ..controllers.breakpoints import BreakpointActions
 from ..controllers.drafts import DraftKeeper
 from ..controllers.editing import Editing
+from ..controllers.edits import InboxEdits
 from ..controllers.inbox import InboxActions
 from ..controllers.layout import Layout
 from ..controllers.seams import ResultT, World
@@ -90,6 +91,8 @@ class MainScreen(Screen[None]):
         bind("zoom_transcript", show=False),
         bind("breakpoint_continue", show=False),
         bind("timeline", show=False),
+        bind("undo_discard", show=False),
+        bind("redo_inbox", show=False),
     ]
     """The screen's own keys (the panes add theirs; help, theme, quit and ctrl+c are the
     app's, which stay live over dialogs too)."""
@@ -98,14 +101,16 @@ class MainScreen(Screen[None]):
                                   "cancel_keep_inbox", "cancel_clear", "spawn_child", "rename_agent",
                                   "dispose_agent", "toggle_breakpoint", "edit_item",
                                   "remove_item", "move_item_up", "move_item_down",
-                                  "move_item_lane", "undo_discard", "clear_inbox"})
+                                  "move_item_lane", "undo_discard", "clear_inbox",
+                                  "redo_inbox", "mark_item", "merge_items", "transfer_items"})
     """Actions `view` (a read-only log) neither offers in the footer nor runs."""
 
     NEEDS_AGENT = frozenset({"followup", "steer", "inject", "cancel_keep_inbox", "cancel_clear",
                              "spawn_child", "rename_agent", "dispose_agent", "toggle_breakpoint",
                              "breakpoint_continue", "edit_item", "remove_item", "move_item_up",
                              "move_item_down", "move_item_lane", "undo_discard", "clear_inbox",
-                             "restore_unsent", "timeline"})
+                             "restore_unsent", "timeline", "mark_item", "merge_items",
+                             "transfer_items"})
     """Actions on the selected agent: greyed out in the footer (and not run) while no agent
     is selected."""
 
@@ -121,14 +126,15 @@ class MainScreen(Screen[None]):
     def __init__(self, world: World) -> None:
         super().__init__()
         self.world = world
-        self.sending = Sending(self)
+        self.inbox_edits = InboxEdits(self)
+        self.sending = Sending(self, self.inbox_edits)
         self.editing = Editing(self, self.sending)
         self.breakpoint_actions = BreakpointActions(self, self.editing)
         self.draft_keeper = DraftKeeper(self)
         self.selection = SelectionKeeper(self, self.breakpoint_actions, self.editing,
                                          self.draft_keeper)
         self.timelines = TimelineActions(self)
-        self.inbox_actions = InboxActions(self, self.editing, self.timelines)
+        self.inbox_actions = InboxActions(self, self.editing, self.timelines, self.inbox_edits)
         self.agent_actions = AgentActions(self)
         self.session_actions = SessionActions(self)
         self.pane_layout = Layout(self)
@@ -200,6 +206,7 @@ class MainScreen(Screen[None]):
         self.show_connection(connection_of(self.ctx))  # the app hears later changes
         set_title(self.transcript, "Transcript")
         set_title(self.inbox, "Inbox")
+        self.inbox.marks = self.inbox_edits.marks
         self.bridge.start()
         self.bridge.flush()
         if not self.read_only:  # the keymap is set: the keys it names are the ones that work
@@ -380,6 +387,22 @@ class MainScreen(Screen[None]):
 
     def action_clear_inbox(self) -> None:
         self.inbox_actions.clear_inbox()
+
+    def action_redo_inbox(self) -> None:
+        self.inbox_actions.redo()
+
+    def action_mark_item(self) -> None:
+        self.inbox_actions.mark()
+
+    def action_merge_items(self) -> None:
+        self.inbox_actions.merge()
+
+    def action_transfer_items(self) -> None:
+        self.inbox_actions.transfer()
+
+    def composer_is_empty(self) -> bool:
+        """No draft in the composer: space in the inbox marks instead of typing."""
+        return not self.composer.text
 
     def action_restore_unsent(self) -> None:
         self.inbox_actions.restore_unsent()

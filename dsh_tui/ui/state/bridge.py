@@ -444,10 +444,14 @@ class Bridge:
         return batch
 
     def _settle_tombstones(self, view: AgentView, now: float) -> None:
+        inbox = view.agent.inbox
+        if any(t.kind == "discarded" and inbox.get(t.message.id) is not None
+               for t in view.tombstones):  # back in the inbox (an undo, a put-back)
+            view.tombstones = [t for t in view.tombstones
+                               if t.kind != "discarded" or inbox.get(t.message.id) is None]
         pending, view.removed_pending = view.removed_pending, []
         if not pending:
             return
-        inbox = view.agent.inbox
         added = False
         for message, target, index in pending:
             if message.id in self._suppressed or inbox.get(message.id) is not None:

@@ -13,7 +13,7 @@ later (the timeline, the receipts) can say what happened.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -377,3 +377,25 @@ def item_of(inbox: InboxSurface, agent: str, message_id: str) -> Item | None:
             return Item(agent, found, "next-turn" if target == "next-turn" else "next-step",
                         index)
     return None
+
+
+def transfer_targets(agents: Any, agent_id: str,
+                     marked: Collection[str] = ()) -> list[tuple[str, str]]:
+    """Where items of `agent_id` may be moved or copied, as (agent id, relation): its
+    parent, its children, the marked agents, in that order; every other agent when it has
+    none of those. `agents` is `ctx.agents` (`owner_of`, `children_of`, `get`, `list`)."""
+    out: dict[str, str] = {}
+    owner = agents.owner_of(agent_id)
+    if owner is not None:
+        out[owner.id] = "parent"
+    me = agents.get(agent_id)
+    for child in agents.children_of(me) if me is not None else ():
+        out.setdefault(child.id, "child")
+    for other in marked:
+        if other != agent_id and agents.get(other) is not None:
+            out.setdefault(other, "marked")
+    if not out:
+        for other in agents.list():
+            if other.id != agent_id:
+                out.setdefault(other.id, "agent")
+    return list(out.items())

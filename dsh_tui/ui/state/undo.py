@@ -57,6 +57,11 @@ class InboxHistory:
     def __len__(self) -> int:
         return len(self._undo)
 
+    def peek(self, redo: bool = False) -> Edit | None:
+        """The edit undo (or redo) would act on next, or None."""
+        stack = self._redo if redo else self._undo
+        return stack[-1] if stack else None
+
     def do(self, edit: Edit) -> Outcome:
         """Apply `edit` and remember it (a new edit forgets what could be redone)."""
         try:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from textual import events
 from textual.binding import BindingType
 from textual.content import Content
 from textual.geometry import Region
@@ -27,7 +28,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from ..bindings import bind
-from ..panekeys import PaneKeys
+from ..panekeys import PaneKeys, run_bound_key
 from ..state.agent_view import AgentView
 from ..state.hold_view import item_badge
 from ..state.inbox_rows import RECENT_RECEIPTS, InboxRow, inbox_rows
@@ -139,13 +140,18 @@ class InboxView(FlatHighlight, PaneKeys, KeepLinesOnHeight, ScrollsWithoutLayout
         bind("move_item_down", action="screen.move_item_down"),
         bind("move_item_lane", action="screen.move_item_lane"),
         bind("undo_discard", action="screen.undo_discard"),
+        bind("redo_inbox", action="screen.redo_inbox", show=False),
+        bind("mark_item", action="screen.mark_item"),
+        bind("merge_items", action="screen.merge_items"),
+        bind("transfer_items", action="screen.transfer_items", show=False),
         bind("clear_inbox", action="screen.clear_inbox"),
         bind("restore_unsent", action="screen.restore_unsent", show=False),
     ]
 
     HELP = "The selected agent's pending messages. NEXT STEP is delivered at the next " \
            "step boundary of a running turn; NEXT TURN holds follow-ups, one per turn. " \
-           "Typing here types into the composer: no letter is an inbox command."
+           "Typing here types into the composer: no letter is an inbox command (space " \
+           "marks an item only while the composer is empty)."
 
     border_title = EdgeTitle(bottom=False)
     """Repaints the top border only: the title's counts change with every follow-up."""
@@ -161,6 +167,16 @@ class InboxView(FlatHighlight, PaneKeys, KeepLinesOnHeight, ScrollsWithoutLayout
         self._fresh = True
         self._built = 0
         """How many of `rows` have an option (the rest are built when scrolled to)."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        """Space marks the highlighted item, but only here and only while the composer is
+        empty: a person typing prose with a draft under way gets a space typed, as every
+        other printable key is (`panekeys`)."""
+        empty = getattr(self.screen, "composer_is_empty", None)
+        if event.key == "space" and self.app.focused is self and callable(empty) and empty():
+            await run_bound_key(self, event)
+            return
+        await super()._on_key(event)
 
     def show(self, view: AgentView | None) -> None:
         self.view = view
