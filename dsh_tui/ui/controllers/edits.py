@@ -86,6 +86,9 @@ class InboxEdits:
         host = self.host
         for agent_id in outcome.agents:
             host.bridge.mark_inbox(agent_id)
+        if host.selected_id in outcome.agents:
+            host.inbox.sync()  # now, not at the next flush: the next key of a burst acts
+            # on the rows as this edit left them (the cursor on what it should be on)
         self._prune()
         if not outcome.done:
             host.note(outcome.line(action).capitalize() + ".", "warning", seconds=6)
