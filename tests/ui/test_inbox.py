@@ -153,6 +153,8 @@ async def test_an_open_editor_holds_the_claim_until_saved() -> None:
             ("m0", "first"), ("q1", "queued and more")]  # the edited text, same id
         ends = [e.data for e in agent.session.events if e.type == "inbox/hold-end"]
         assert [e["reason"] for e in ends] == ["released"]
+        live = [(e.kind, e.actor) for e in view.timeline.entries if e.seq < 0]
+        assert live == [("hold", "person"), ("release", "person")]  # the editor's life
         assert "Edit #q1 · ctrl+z undoes" in status_line(app)
 
 

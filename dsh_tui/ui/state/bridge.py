@@ -328,6 +328,12 @@ class Bridge:
         reason = payload.get("reason")
         self._note(agent.id, "agent/inbox/released" if reason else "agent/inbox/held",
                    {"id": message_id, "reason": reason} if reason else {"id": message_id})
+        view = self.views.get(agent.id)
+        if view is not None and view.reading_ready and isinstance(message_id, str):
+            # live only (the log records the waits, not the editor): the timeline shows it
+            view.timeline.note("release" if reason else "hold", int(time.time() * 1000),
+                               message_id, "system" if reason == "lapsed" else "person",
+                               detail=str(reason or ""))
         self.mark_inbox(agent.id)
 
     def _on_error(self, payload: Mapping[str, Any]) -> None:
