@@ -166,3 +166,37 @@ async def test_a_big_log_is_read_a_slice_per_flush_to_the_same_receipts(
     bridge.flush()  # once read, each flush folds what came
     assert view.receipts.get("later") is not None
     bridge.stop()
+
+
+async def test_an_offer_turned_down_shows_as_tombstoned() -> None:
+    from dsh_tui.llm.scripted import text
+
+    ctx, _ = world([text("never")])
+    agent = await add_agent(ctx, "planner", "planner")
+    ctx.on("agent/pre-step", lambda payload, downstream: {"kind": "reject"})
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        agent.steer(user_message("steer it", id="s1", source={"kind": "user",
+                                                                "lane": "steer"}))
+        await asyncio_idle(agent)
+        for _ in range(4):
+            app.bridge.flush()
+            await pilot.pause()
+        view = app.main.selected_view
+        assert view.receipts.get("s1").state == "offered back"
+        inbox = app.main.inbox
+        inbox.focus()
+        inbox.highlighted = next(i for i, option in enumerate(inbox.options)
+                                 if option.id and option.id.startswith("tomb:"))
+        await pilot.press("delete")  # forget the offer
+        for _ in range(3):
+            app.bridge.flush()
+            await pilot.pause()
+        assert view.receipts.get("s1").state == "tombstoned"
+        assert "tombstoned" in str(inbox.rows[-1].receipt.label())
+
+
+async def asyncio_idle(agent: Any) -> None:
+    import asyncio
+
+    await asyncio.wait_for(agent.when_idle(), 5)

@@ -151,9 +151,11 @@ class InboxActions:
         view = host.selected_view
         if row is not None and row.kind == "unsent" and view is not None and not host.read_only:
             view.unsent.dismiss({row.unsent.id})
+            if view.reading_ready:
+                view.receipts.dismiss({row.unsent.id})  # its receipt: tombstoned
             host.bridge.mark_inbox(view.id)
             host.note(f"#{row.unsent.id[:6]} is no longer offered back (it was never sent).",
-                     seconds=3)
+                      seconds=3)
             return
         found = self._item()
         if found is None:
