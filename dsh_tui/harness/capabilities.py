@@ -18,10 +18,11 @@ Gesture = Literal[
     "followup", "steer", "inject", "cancel_keep_inbox", "cancel_clear", "edit_item",
     "remove_item", "reorder_item", "refile_item", "promote_to_steer", "undo_discard",
     "restore_unsent", "clear_inbox", "deliver_kept", "breakpoint", "spawn_child",
-    "dispose", "rename", "stop_after_step",
+    "dispose", "rename", "stop_after_step", "hold_item",
 ]
 """Every gesture the screens offer on one agent (`refile_item` is the lane cycle;
-`promote_to_steer` its one step that moves a queued follow-up into the steer lane)."""
+`promote_to_steer` its one step that moves a queued follow-up into the steer lane;
+`hold_item` the claim hold taken while a queued item is edited, docs/contract.md §3.8)."""
 
 GESTURES: tuple[str, ...] = Gesture.__args__  # type: ignore[attr-defined]
 

@@ -40,6 +40,7 @@ reply being streamed (docs/contract.md §12)."""
 
 INJECT = "the dsh runtime has no way to queue context without waking the agent"
 STOP_AFTER_STEP = "the dsh runtime has no stop at a step boundary: stop it now instead"
+HOLD = "the dsh runtime cannot hold a queued item while it is edited"
 ROOT_REFUSED: Mapping[str, str] = MappingProxyType({
     "inject": INJECT,
     "breakpoint": "the dsh runtime runs its steps itself: nothing can hold one before it "
@@ -50,6 +51,7 @@ ROOT_REFUSED: Mapping[str, str] = MappingProxyType({
     "spawn_child": "the dsh runtime starts sub-agents only from its model's tool calls",
     "dispose": "the dsh runtime keeps its sessions: dsh-tui only watches them",
     "stop_after_step": STOP_AFTER_STEP,
+    "hold_item": HOLD,
 })
 CHILD_REFUSED: Mapping[str, str] = MappingProxyType({
     **ROOT_REFUSED,
@@ -318,7 +320,7 @@ class RemoteAgent:
         """Refused: the runtime cannot hold the claim of a queued item while it is edited;
         an edit that comes after the claim is refused by the runtime and said (module
         docstring)."""
-        raise UnavailableError("the dsh runtime cannot hold a queued item while it is edited")
+        raise UnavailableError(HOLD)
 
     async def when_idle(self) -> None:
         """Resolve once no turn is open in the log."""

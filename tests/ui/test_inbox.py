@@ -169,7 +169,7 @@ async def test_the_held_item_shows_held_and_the_tree_row_a_badge() -> None:
         await settle(pilot)
         shown = screen_text(app)
         assert "Held: the agent will not claim this item while you edit" in shown
-        assert "⏸ held · editing" in shown and "✎held" in shown
+        assert "✎ held · editing" in shown and "✎held" in shown
         await pilot.press("escape")  # cancel releases the hold
         await settle(pilot)
         assert not agent.holds

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from dsh_tui.harness import Agent, UserMessage
+from dsh_tui.harness.capabilities import capabilities_of
 
 from ..screens.edit import EditScreen
 from ..state.hold_view import editor_line
@@ -45,7 +46,9 @@ class Editing:
         host = self.host
         name = host.display_name(agent.id)
         hold = None
-        if watch and not host.read_only:
+        if watch and not host.read_only and capabilities_of(agent).allows("hold_item"):
+            # An agent that cannot hold (a remote one) is edited without: a claim that
+            # comes first is reported by the dialog, as before holds existed.
             hold = agent.hold(message.id, limit=host.config.hold_limit)
 
         def send(text: str, lane: str) -> None:

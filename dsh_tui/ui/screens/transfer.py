@@ -48,7 +48,7 @@ class TransferScreen(ModalScreen[Choice | None]):
                 verb = "Copy to" if copy else "Move to"
                 self.choices.append((agent_id, copy))
                 options.append(Option(Content.assemble(
-                    (f"{'⧉' if copy else '→'} {verb} ", "bold" if not copy else ""),
+                    (f"{'+' if copy else '→'} {verb} ", "bold" if not copy else ""),
                     (label, "bold"), (f"  {relation}", "$text-muted"))))
         with Vertical():
             yield Static(Content.assemble((self.what, "bold"), ("  enter chooses · escape "

@@ -27,7 +27,9 @@ class AgentView:
         self.agent = agent
         self.id: str = agent.id
         self.transcript = self._fresh_model()
-        self.activity = Activity(time.time() * 1000 if now_ms is None else now_ms)
+        # Whole milliseconds, as event `time` fields are: a turn that ends within the
+        # millisecond of adoption is live, not history.
+        self.activity = Activity(time.time_ns() // 1_000_000 if now_ms is None else now_ms)
         """What the agent is doing, for its tree row and the needs-you count."""
         self.applied = 0
         self._arrived: list[Any] = []

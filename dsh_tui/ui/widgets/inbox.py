@@ -108,7 +108,7 @@ def row_prompt(row: InboxRow, position: int | None = None) -> Content:
                             (row.source, "bold"), "  ",
                             (f"#{short_id(message.id)}", "$text-muted"))
     if row.badge:
-        head = head + "\n" + Content.styled(f"  ⏸ {row.badge}", "bold $warning")
+        head = head + "\n" + Content.styled(f"  ✎ {row.badge}", "bold $warning")
     return head + "\n" + _preview(row.text)
 
 
