@@ -215,6 +215,7 @@ class TranscriptLines(Generic[L]):
                 self.index.set(position, self._estimate(item, width) if width else 0)
 
     def key(self, position: int) -> Hashable:
+        """What item `position`'s lines depend on: its version, the width, its look."""
         item = self.items[position]
         return (item.version, self.width, self._look(item))
 
