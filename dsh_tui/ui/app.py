@@ -61,7 +61,7 @@ QUIT_NEVER = 1e9
 TYPING_KEYS = frozenset({"backspace", "delete", "space"})
 """Keys that type (with every printable key): while they come, streamed text waits."""
 UI_DIR = Path(__file__).parent
-WIDGET_CSS = ("save_state", "agent_tree", "transcript", "blocks", "inbox", "search_bar",
+WIDGET_CSS = ("save_state", "agent_tree", "transcript", "inbox", "search_bar",
               "breakpoint_panel", "composer", "event_log", "key_bar")
 """widgets/NAME.tcss in mount order, a pane before what it holds: where two rules are
 equally specific the later file wins, as the DEFAULT_CSS of the widget mounted later did

@@ -13,7 +13,7 @@ from dsh_tui.compose import build_context
 from dsh_tui.ui.widgets.blocks import AssistantBlock
 
 from .conftest import SIZE, add_agent, make_app, msg, screen_text, settle, wait_until
-from .test_repaints import GatedModel
+from .test_transcript_view import GatedModel
 
 
 async def test_streamed_text_waits_for_typing_and_still_arrives_whole_and_in_order() -> None:

@@ -20,7 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
 from ..state.text import short_id, visible_label
-from ..widgets.blocks import lane_badge
+from ..badges import lane_badge
 from ..widgets.composer import SafeTextArea
 
 SaveCallback = Callable[[str], bool]

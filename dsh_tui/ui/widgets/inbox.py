@@ -26,13 +26,13 @@ from textual.geometry import Region
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from ..badges import lane_badge
 from ..bindings import bind
 from ..panekeys import PaneKeys
 from ..state.agent_view import AgentView
 from ..state.inbox_rows import InboxRow, inbox_rows
 from ..state.lanes import lane_of, source_label
 from ..state.text import short_id, visible
-from .blocks import lane_badge
 from .flat_highlight import FlatHighlight
 from .repaint import EdgeTitle, KeepLinesOnHeight, ScrollsWithoutLayout
 
