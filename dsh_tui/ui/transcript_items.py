@@ -177,8 +177,10 @@ class Painter:
         self._empties: dict[tuple[int, Style], Strip] = {}
         self._edges: dict[Frame, tuple[tuple[Segment, ...], tuple[Segment, ...], Style]] = {}
 
-    def style(self, text: str) -> Style:
+    def style(self, text: str | Style) -> Style:
         """`text` parsed (cached: the same few frame styles come up on every item)."""
+        if isinstance(text, Style):
+            return text
         style = self._styles.get(text)
         if style is None:
             style = self._styles[text] = self.parse_style(text) if text else Style()

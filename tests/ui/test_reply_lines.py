@@ -10,6 +10,7 @@ import asyncio
 from typing import Any
 
 from rich.style import Style as RichStyle
+
 from dsh_tui.llm.scripted import text
 from dsh_tui.ui.widgets.transcript import Transcript
 

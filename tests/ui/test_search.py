@@ -95,7 +95,7 @@ async def test_ctrl_f_finds_a_match_thousands_of_items_back_and_end_returns() ->
         assert "answer 3 mentions the Needle" in screen_text(app)
         assert "1 of 2" in str(bar.query_one("#search-status").render())
         assert not transcript.following and transcript.lines.measured < 200
-        first, height = transcript.region_of(hit)
+        first, _height = transcript.region_of(hit)
         assert transcript.scroll_y <= first < transcript.scroll_y + transcript.size.height
         # escape closes the bar (not the agent), end goes back to the live tail.
         await pilot.press("escape")

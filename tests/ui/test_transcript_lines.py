@@ -137,3 +137,20 @@ def test_a_new_width_or_look_re_renders_and_the_cache_stays_bounded() -> None:
     assert counting.rendered == [39]
     model.reset(shown, 20)  # a new width: estimates again
     assert model.total == 80 and not model.is_exact(39)
+
+
+def test_items_the_model_appended_since_the_last_sync_wait_for_it() -> None:
+    """The model's list grows between syncs (the pane syncs once per flush): settling and
+    restyling see only the items indexed so far."""
+    counting = Counting()
+    model = counting.lines_model()
+    shown = items(["a" * 30, "b" * 30])
+    model.reset(shown, 10)
+    shown.append(Item("text", 2, text="c" * 30))  # appended by the model, not synced yet
+    model.settle_tail(rows=50)
+    model.restyle(lambda item: True)
+    assert model.settle(0, rows=50) == 0
+    assert len(model.index) == 2 and 2 not in counting.rendered
+    model.sync(shown, changed=[])
+    model.settle_tail(rows=50)
+    assert 2 in counting.rendered and model.total == 3 * 4

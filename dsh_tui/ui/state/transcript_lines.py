@@ -209,7 +209,7 @@ class TranscriptLines(Generic[L]):
     def restyle(self, which: Callable[[Item], bool]) -> None:
         """Items whose look changed (a toggle): their heights become estimates again."""
         width = self.width
-        for position, item in enumerate(self.items):
+        for position, item in enumerate(self.items[:len(self.index)]):
             if which(item):
                 self._exact[position] = None
                 self.index.set(position, self._estimate(item, width) if width else 0)
@@ -229,6 +229,9 @@ class TranscriptLines(Generic[L]):
         key = self.key(position)
         cached = self.cache.get(position, key)
         if cached is not None:
+            if self._exact[position] != key:  # (re-estimated, yet its lines are the same)
+                self._exact[position] = key
+                self.index.set(position, len(cached))
             return cached
         lines = self._render(self.items[position], self.width)
         self.measured += 1
@@ -263,9 +266,9 @@ class TranscriptLines(Generic[L]):
         same screen row, whatever the items above it turned out to measure. Items above the
         view keep their estimates; bounded rounds, as each refinement can bring new items
         into view."""
-        if not self.items or rows <= 0:
+        count = len(self.index)
+        if not count or rows <= 0:
             return top
-        count = len(self.items)
         for _ in range(8):
             first, line = self.locate(top)
             if first < 0:
@@ -289,7 +292,7 @@ class TranscriptLines(Generic[L]):
 
     def _anchor(self, position: int, y: int, top: int, rows: int) -> tuple[int, int] | None:
         """(item, screen row) of the first item in view whose height is exact."""
-        while position < len(self.items) and y < top + rows:
+        while position < len(self.index) and y < top + rows:
             if self.is_exact(position):
                 return position, y - top
             y += self.index.height(position)
@@ -300,7 +303,7 @@ class TranscriptLines(Generic[L]):
         """Make the last items exact, from the end up, until they fill `rows` lines (the
         view that follows the tail)."""
         filled = 0
-        position = len(self.items) - 1
+        position = len(self.index) - 1
         while position >= 0 and filled < rows:
             self.measure(position)
             filled += self.index.height(position)

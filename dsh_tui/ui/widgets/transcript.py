@@ -436,7 +436,7 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
             self.search_query = query
         before = self.marked
         self.marked = index
-        changed = {i for i in (before, index) if i is not None and i < len(self.lines.items)}
+        changed = {i for i in (before, index) if i is not None and i < len(self.lines.index)}
         if changed or query is not None:
             self.lines.restyle(lambda item: item.index in changed)
             self._place()
@@ -449,7 +449,7 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
     async def _reveal(self, index: int) -> None:
         if self._sync_pending:
             await self._sync()
-        if not 0 <= index < len(self.lines.items):
+        if not 0 <= index < len(self.lines.index):
             return
         self.mark(index)
         lines = self.lines
@@ -508,6 +508,10 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
         """A huge log in `view` has pages before (or after) the part loaded."""
         session = getattr(getattr(self.view, "agent", None), "session", None)
         return bool(getattr(session, "skipped_bytes" if earlier else "later_bytes", 0))
+
+    def _later_bytes(self) -> int:
+        session = getattr(getattr(self.view, "agent", None), "session", None)
+        return int(getattr(session, "later_bytes", 0) or 0)
 
     async def load_older(self) -> None:
         """Past the top of a huge log's loaded pages: read the page before, and show the
@@ -568,9 +572,9 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
 
     async def _to_last_page(self) -> None:
         while self._more_log(earlier=False):
-            before = self.view.agent.session.later_bytes if self.view else 0
+            before = self._later_bytes()
             await self.load_newer()
-            if self.view is None or self.view.agent.session.later_bytes == before:
+            if self._later_bytes() == before:
                 break
         self.following = True
         self._place()
