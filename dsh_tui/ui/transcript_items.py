@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 from markdown_it import MarkdownIt
 from rich.segment import Segment
+from rich.style import Style as RichStyle
 from textual.content import Content
 from textual.strip import Strip
 from textual.style import Style
@@ -104,46 +105,61 @@ class ItemLook:
 
 @dataclass(frozen=True)
 class Frame:
-    """How a block is framed: blank lines above it, a left border, its text style, padding."""
+    """How a block is framed: blank lines above it, a left border, its text style, padding
+    (styles are the pane's component classes, see COMPONENT_CLASSES)."""
 
     margin: int = 1
     border: str = ""
-    """The border's style ('' for none): one `▌` cell left of the padding."""
+    """The border's component class ('' for none): one `▌` cell left of the padding."""
     style: str = ""
     pad: int = 1
     full: bool = False
     """As wide as the pane (dividers), not MAX_BLOCK."""
 
 
-LANE_BORDER = {"steer": "$lane-steer", "inject": "$lane-inject", "context": "$lane-context"}
-SEARCH_BORDER = "$accent"
+SEARCH_HIT = "transcript--search-hit"
+COMPONENT_CLASSES = frozenset({
+    "transcript--turn", "transcript--end", "transcript--end-warning", "transcript--end-error",
+    "transcript--step", "transcript--user", "transcript--lane-follow-up",
+    "transcript--lane-steer", "transcript--lane-inject", "transcript--lane-context",
+    "transcript--reasoning", "transcript--reasoning-streaming", "transcript--reply",
+    "transcript--reply-streaming", "transcript--tool", "transcript--tool-error",
+    "transcript--tool-running", "transcript--notice", "transcript--notice-warning",
+    "transcript--notice-error", SEARCH_HIT, "transcript--hint",
+})
+"""The pane's component classes (widgets/transcript.tcss styles them): a frame names
+them, and the pane resolves them as CSS does (`get_visual_style`: `auto` colours, alpha
+over the pane's background, themes)."""
 
 
 def frame_of(item: Item, look: ItemLook) -> Frame:
     """The frame of `item` (its kind, state, level), with the search's border if marked."""
     kind = item.kind
     if kind in ("turn", "turn-end", "step"):
-        style = "$primary" if kind == "turn" else "$text-muted"
-        if kind == "turn-end" and item.level == "warning":
-            style = "$warning"
-        elif kind == "turn-end" and item.level == "error":
-            style = "bold $error"
+        style = {"turn": "transcript--turn", "step": "transcript--step"}.get(
+            kind, "transcript--end")
+        if kind == "turn-end" and item.level in ("warning", "error"):
+            style = f"transcript--end-{item.level}"
         frame = Frame(margin=0 if kind == "step" else 1, style=style, pad=0, full=True)
     elif kind == "user":
-        frame = Frame(border=LANE_BORDER.get(item.lane, "$lane-followup"), style="on $boost")
+        lane = item.lane if item.lane in ("steer", "inject", "context") else "follow-up"
+        frame = Frame(border=f"transcript--lane-{lane}", style="transcript--user")
     elif kind == "reasoning":
-        frame = Frame(style="italic $text-secondary" if item.streaming else "italic $text-muted")
+        frame = Frame(style="transcript--reasoning-streaming" if item.streaming
+                      else "transcript--reasoning")
     elif kind == "text":
-        frame = Frame(border="$primary" if item.streaming else "$primary 40%")
+        frame = Frame(border="transcript--reply-streaming" if item.streaming
+                      else "transcript--reply")
     elif kind == "tool":
         running = item.result is None and not item.interrupted
-        frame = Frame(border="$error" if item.is_error else "$warning" if running
-                      else "$secondary 60%")
+        frame = Frame(border="transcript--tool-error" if item.is_error
+                      else "transcript--tool-running" if running else "transcript--tool")
     else:
-        style = {"warning": "$warning", "error": "$error"}.get(item.level, "$text-muted")
+        style = "transcript--notice" if item.level not in ("warning", "error") \
+            else f"transcript--notice-{item.level}"
         frame = Frame(margin=0, style=style)
     if look.search is not None:
-        frame = Frame(frame.margin, SEARCH_BORDER, frame.style, max(frame.pad, 1), frame.full)
+        frame = Frame(frame.margin, SEARCH_HIT, frame.style, max(frame.pad, 1), frame.full)
     return frame
 
 
@@ -162,19 +178,23 @@ class Row(NamedTuple):
 
 
 class Painter:
-    """Turns lines of `Content` into `Row`s at one pane width with the app's styles (theme
-    variables resolved by `parse_style`, on the pane's own `base` style)."""
+    """Turns lines of `Content` into `Row`s at one pane width with the app's styles: a
+    frame's component classes through `resolve` (the pane's `get_visual_style`), the
+    styles inside a line (`$primary`, `bold` …) through `parse_style`."""
 
-    def __init__(self, width: int, base: Style, parse_style: Callable[[str], Style],
-                 theme: str = "", dark: bool = True) -> None:
+    def __init__(self, width: int, resolve: Callable[..., Style],
+                 parse_style: Callable[[str], Style], theme: str = "",
+                 dark: bool = True) -> None:
         self.width = width
-        self.base = base
+        self.resolve = resolve
+        self.base = resolve()
         self.parse_style = parse_style
         self.theme = theme
         self.dark = dark
         self._styles: dict[str, Style] = {}
         self._blank: Row | None = None
         self._empties: dict[tuple[int, Style], Strip] = {}
+        self._blanks: dict[tuple[int, RichStyle | None], Strip] = {}
         self._edges: dict[Frame, tuple[tuple[Segment, ...], tuple[Segment, ...], Style]] = {}
 
     def style(self, text: str | Style) -> Style:
@@ -209,6 +229,16 @@ class Painter:
             strip = self._empties[key] = Strip.blank(width, style.rich_style)
         return strip
 
+    def empty_like(self, body: Strip) -> Strip:
+        """A blank line as wide as `body`, on the style its last cell has (a frame's)."""
+        segments = list(body)
+        style = segments[-1].style if segments else None
+        key = (body.cell_length, style)
+        strip = self._blanks.get(key)
+        if strip is None:
+            strip = self._blanks[key] = Strip.blank(body.cell_length, style)
+        return strip
+
     def edges(self, frame: Frame) -> tuple[tuple[Segment, ...], tuple[Segment, ...], Style]:
         """(lead, trail, text style) of a block's lines (the same objects for every block
         framed alike: the pane knows a line it drew before by them)."""
@@ -219,11 +249,11 @@ class Painter:
 
     def _make_edges(self, frame: Frame) -> tuple[tuple[Segment, ...], tuple[Segment, ...],
                                                   Style]:
-        style = self.base + self.style(frame.style)
+        style = self.resolve(frame.style) if frame.style else self.base
         lead: list[Segment] = []
         if frame.border:
-            lead.append(Segment("▌" if frame.border != SEARCH_BORDER else "█",
-                                (style + self.style(frame.border)).rich_style))
+            border = self.resolve(*(c for c in (frame.style, frame.border) if c))
+            lead.append(Segment("█" if frame.border == SEARCH_HIT else "▌", border.rich_style))
         if frame.pad:
             lead.append(Segment(" " * frame.pad, style.rich_style))
         trail: list[Segment] = []

@@ -88,7 +88,7 @@ async def test_the_view_follows_the_tail_until_scrolled_up_and_end_follows_again
         transcript = app.main.transcript
         assert transcript.following and transcript.max_scroll_y > 0
         transcript.focus()
-        await pilot.press("up", "up", "up")
+        await pilot.press("pageup")
         await settle(pilot)
         assert not transcript.following
         assert "new output below" in screen_text(app)

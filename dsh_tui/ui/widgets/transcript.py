@@ -29,6 +29,7 @@ from ..state.agent_view import AgentView
 from ..state.transcript import Item
 from ..state.transcript_lines import TranscriptLines
 from ..transcript_items import (
+    COMPONENT_CLASSES,
     Frame,
     ItemLook,
     Painter,
@@ -76,6 +77,7 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
     """Follows the tail unless the person scrolls up; `end` follows it again."""
 
     ALLOW_SELECT = True
+    COMPONENT_CLASSES: ClassVar[set[str]] = set(COMPONENT_CLASSES)
 
     BINDINGS: ClassVar[list[BindingType]] = [
         bind("toggle_reasoning"),
@@ -149,7 +151,7 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
         theme = self.app.theme
         if painter is None or painter.theme != theme:
             dark = self.app.current_theme.dark
-            painter = self._painter = Painter(max(1, self.text_width), self.visual_style,
+            painter = self._painter = Painter(max(1, self.text_width), self.get_visual_style,
                                               self.app.stylesheet.parse_style, theme, dark)
             self._drawn.clear()
         return painter
@@ -207,7 +209,7 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
             text = f"No agent selected. {key_name(self.app, 'new_agent')} creates one."
         else:
             text = empty_hint(view, key_name(self.app, "steer"), key_name(self.app, "inject"))
-        frame = Frame(margin=1, style="$text-muted", pad=2, full=True)
+        frame = Frame(margin=1, style="transcript--hint", pad=2, full=True)
         return painter.rows(frame, wrap(Content(text), painter.inner_width(frame)))
 
     async def _sync(self) -> None:
@@ -249,11 +251,12 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
         try:
             if self.following:
                 lines.settle_tail(rows)
-                self._set_height(self._followed_height(rows))
+                lines.settle(max(0, self._height() - rows), rows)
+                self._set_height(self._height())
                 self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
             else:
                 settled = lines.settle(top, rows)
-                self._set_height(self._total())
+                self._set_height(self._height())
                 if settled != top:
                     self.scroll_to(y=settled, animate=False, immediate=True, force=True)
         finally:
@@ -269,11 +272,16 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
     def _set_height(self, height: int) -> None:
         if height != self.virtual_size.height or self.virtual_size.width != self.text_width:
             self.virtual_size = Size(self.text_width, height)
+        if self.scroll_target_y > self.max_scroll_y:
+            # (Textual scrolls by keys from the target, which a shorter view leaves past
+            # its end: `up` would then go nowhere)
+            self.scroll_target_y = self.max_scroll_y
 
-    def _followed_height(self, rows: int) -> int:
-        """The view's height at the tail: the lines, plus while a reply streams a reserve
-        of blank lines it grows into (see TAIL_SLACK) once they overflow the pane."""
+    def _height(self) -> int:
+        """The view's height: the lines, plus while a reply streams a reserve of blank
+        lines it grows into (see TAIL_SLACK) once they overflow the pane."""
         total = self._total()
+        rows = self.scrollable_content_region.height
         model = self._model
         if total <= rows or model is None or not model.streaming:
             return total
@@ -291,7 +299,7 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
         if painter.width != self.lines.width:
             if not self._reindex_pending:  # a new width: measured again, next frame
                 self._reindex_pending = True
-                self.call_later(self._reindex)
+                self.call_later(self._rewidth)
             return Strip.blank(painter.width, painter.base.rich_style)
         row = self._row(line)
         if row is None:
@@ -312,7 +320,9 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
         if self._hint:
             return self._hint[line] if 0 <= line < len(self._hint) else None
         lines = self.lines
-        if not 0 <= line < lines.total:
+        if line >= lines.total:
+            return self._reserve_row(line)
+        if line < 0:
             return None
         position, within = lines.locate(line)
         total = lines.total
@@ -320,6 +330,17 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
         if lines.total != total and not self._settling:
             self.call_later(self._place)  # an estimate refined while drawn: size again
         return rows[within] if within < len(rows) else None
+
+    def _reserve_row(self, line: int) -> Row | None:
+        """A line of the blank reserve below a streaming reply: the reply's frame, empty."""
+        count = len(self.lines.index)
+        if not count or not self.lines.items[count - 1].streaming or \
+                line >= self.virtual_size.height:
+            return None
+        last = self.lines.lines(count - 1)[-1]
+        if not last.lead:
+            return None
+        return Row(last.lead, self._painter_now().empty_like(last.body), last.trail)
 
     def _strip(self, row: Row, y: int) -> Strip:
         """`row` with the selection drawn on it and every cell carrying its offset (what the
@@ -349,9 +370,36 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
     def on_resize(self, event: events.Resize) -> None:
         self._painter = None
         if self.text_width != self.lines.width:
-            self._reindex()
+            self._rewidth()
         else:
             self._place()
+
+    def watch_show_vertical_scrollbar(self) -> None:
+        """The scrollbar came or went: the lines are as wide as the room left for them."""
+        self._painter = None
+        if self.is_mounted and self.text_width != self.lines.width and \
+                not self._reindex_pending:
+            self._reindex_pending = True
+            self.call_later(self._rewidth)
+
+    def _rewidth(self) -> None:
+        """Index again at a new width, the item at the top of the view staying there."""
+        lines = self.lines
+        position, within = lines.locate(round(self.scroll_y)) if len(lines.index) else (-1, 0)
+        self._reindex()
+        if self.following or not 0 <= position < len(lines.index):
+            return
+        lines.measure(position)
+        top = lines.start(position) + min(within, lines.index.height(position) - 1)
+        rows = self.scrollable_content_region.height
+        self._settling = True
+        try:
+            top = lines.settle(top, rows)
+            self._set_height(self._height())
+            self.scroll_to(y=top, animate=False, immediate=True, force=True)
+        finally:
+            self._settling = False
+        self.refresh()
 
     def item_rows(self, index: int) -> list[Row]:
         """The drawn lines of item `index` (the blank lines above it left out)."""
@@ -462,7 +510,7 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
         self._settling = True
         try:
             top = lines.settle(top, rows)
-            self.virtual_size = Size(self.text_width, self._total())
+            self._set_height(self._height())
             self.scroll_to(y=top, animate=False, immediate=True, force=True)
         finally:
             self._settling = False
@@ -484,7 +532,7 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
             self._settling = True
             try:
                 top = self.lines.settle(round(new_value), rows)
-                self.virtual_size = Size(self.text_width, self._total())
+                self._set_height(self._height())
                 if top != round(new_value):
                     self.scroll_to(y=top, animate=False, immediate=True, force=True)
             finally:
@@ -539,7 +587,7 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
         self._settling = True
         try:
             top = self.lines.settle(top, rows)
-            self.virtual_size = Size(self.text_width, self._total())
+            self._set_height(self._height())
             self.scroll_to(y=top, animate=False, immediate=True, force=True)
         finally:
             self._settling = False
