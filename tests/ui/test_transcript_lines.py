@@ -137,6 +137,9 @@ def test_a_new_width_or_look_re_renders_and_the_cache_stays_bounded() -> None:
     assert counting.rendered == [39]
     model.reset(shown, 20)  # a new width: estimates again
     assert model.total == 80 and not model.is_exact(39)
+    counting.rendered.clear()
+    assert model.measure_all() == 40 and model.total == 40 * 6  # (a short transcript)
+    assert model.measure_all() == 0 and len(counting.rendered) == 40
 
 
 def test_items_the_model_appended_since_the_last_sync_wait_for_it() -> None:

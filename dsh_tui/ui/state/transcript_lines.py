@@ -299,6 +299,16 @@ class TranscriptLines(Generic[L]):
             position += 1
         return None
 
+    def measure_all(self) -> int:
+        """Make every height exact (a short transcript: cheap, and its scrollbar exact);
+        returns how many items were rendered for it."""
+        rendered = 0
+        for position in range(len(self.index)):
+            if not self.is_exact(position):
+                self.lines(position)
+                rendered += 1
+        return rendered
+
     def settle_tail(self, rows: int) -> None:
         """Make the last items exact, from the end up, until they fill `rows` lines (the
         view that follows the tail)."""

@@ -50,7 +50,12 @@ TAIL_SLACK = 6
 screen). Text grows into them without the view scrolling, so a frame redraws the lines
 that changed; a scroll redraws every line of the pane, and so does a new virtual height.
 The view moves `slack` lines at a time, and the blank lines go when the reply ends."""
-DRAWN_LINES = 1_024
+EXACT_ITEMS = 64
+"""A transcript of at most this many items is measured whole (its scrollbar exact, and
+the same in every run); a longer one estimates what was never drawn."""
+CACHED_LINES = 2_000
+"""Rendered lines of items kept (a few screens of the largest terminal, both ways)."""
+DRAWN_LINES = 512
 """Drawn lines kept by their line number (with the selection offsets they carry), as
 Textual's `Log` keeps them: a scroll draws the lines it brings into view, no others."""
 
@@ -94,7 +99,7 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
         super().__init__(**kwargs)
         self.view: AgentView | None = None
         self.lines: TranscriptLines[Row] = TranscriptLines(
-            self._render_item, self._estimate, self._look_key)
+            self._render_item, self._estimate, self._look_key, max_lines=CACHED_LINES)
         self._model: Any = None
         """The transcript model indexed (an agent's view may replace it: a paged log)."""
         self.render_count = 0
@@ -249,6 +254,8 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
         height, top = self.virtual_size.height, round(self.scroll_y)
         self._settling = True
         try:
+            if len(lines.index) <= EXACT_ITEMS:
+                lines.measure_all()
             if self.following:
                 lines.settle_tail(rows)
                 lines.settle(max(0, self._height() - rows), rows)
@@ -374,8 +381,12 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
         else:
             self._place()
 
-    def watch_show_vertical_scrollbar(self) -> None:
-        """The scrollbar came or went: the lines are as wide as the room left for them."""
+    def watch_show_vertical_scrollbar(self, shown: bool) -> None:
+        """The scrollbar came or went: the lines are as wide as the room left for them. A
+        scrollbar that appears shows where the view is (a scroll made before it was
+        shown, following the tail, did not move it)."""
+        if shown:
+            self.vertical_scrollbar.position = self.scroll_y
         self._painter = None
         if self.is_mounted and self.text_width != self.lines.width and \
                 not self._reindex_pending:
