@@ -91,7 +91,7 @@ def forward(widget: Widget, event: events.Event) -> None:
         widget.post_message(event)
 
 
-# -- the terminal driver (ui/driver.py's reasons) ------------------------------------------
+# -- the terminal driver -------------------------------------------------------------------
 # Upstream (no issue found; to be filed): LinuxDriver resumes application mode on every
 # SIGCONT, suspended or not, and its output thread dies on the first failed write (EIO
 # after a hang-up), after which the 31st queued write blocks the event loop for ever.
