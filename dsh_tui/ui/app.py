@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.console import RenderableType
+from textual import events
 from textual.actions import ActionParseResult
 from textual.app import ComposeResult
 from textual.binding import BindingType, Keymap
@@ -53,6 +54,9 @@ from .textual_compat import terminal_driver_class
 from .themes import VARIABLE_DEFAULTS, load_themes
 
 QUIT_NEVER = 1e9
+TYPING_HOLD = 0.3
+"""Seconds after a typed character during which the spinner stands still: a glyph change
+redraws the row of every running agent, a frame the next key would wait behind."""
 UI_DIR = Path(__file__).parent
 WIDGET_CSS = ("save_state", "agent_tree", "transcript", "inbox", "search_bar",
               "breakpoint_panel", "composer", "event_log", "key_bar")
@@ -103,6 +107,7 @@ class DshApp(KeyGateApp):
         self.bridge = Bridge(ctx, self._schedule)
         self.bridge.on_flush = self._on_flush
         self._spinner: Timer | None = None
+        self._typed_at = -QUIT_NEVER
         self.closing = False
         """Set when the app unmounts: late flushes and pauses find nothing to show."""
         self.breakpoints: Breakpoints | None = None
@@ -321,6 +326,12 @@ class DshApp(KeyGateApp):
         if self.page_state is not None:
             self.tell_page()
 
+    async def on_event(self, event: events.Event) -> None:
+        """Note when a character was typed (the spinner holds still while one is)."""
+        if isinstance(event, events.Key) and event.is_printable:
+            self._typed_at = time.monotonic()
+        await super().on_event(event)
+
     def _tick(self) -> None:
         """10 times a second while an agent runs: spinner frames."""
         if self.closing:
@@ -333,7 +344,8 @@ class DshApp(KeyGateApp):
         view = main.selected_view
         if view is not None and view.transcript.waiting_since is not None:
             main.update_titles()  # the "waiting for the model… (Ns)" count (set on change)
-        if tree.tick(self.bridge.views):
+        typing = time.monotonic() - self._typed_at < TYPING_HOLD
+        if tree.tick(self.bridge.views, hold=typing):
             return
         if self._spinner is not None:
             self._spinner.pause()

@@ -473,3 +473,23 @@ async def test_the_empty_transcript_suggests_the_demo_prompt_only_on_the_demo_mo
         app.main.select_agent(demo.agent.id)
         await settle(pilot)
         assert "compare two designs for a cache" in screen_text(app)
+
+
+async def test_the_spinner_stands_still_while_the_person_types() -> None:
+    ctx, _ = world([hang("working")])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        agent.followup(msg("go", "m1"))
+        await wait_until(pilot, lambda: agent.status == "running")
+        tree = app.main.agent_tree
+        app.main.composer.focus()
+        await pilot.press("x")
+        frame = tree.frame
+        app._tick()
+        assert tree.frame == frame  # a character was just typed
+        app._typed_at = time.monotonic() - 1  # typing paused
+        app._tick()
+        assert tree.frame > frame
+        agent.cancel()
+        await idle(pilot, agent)

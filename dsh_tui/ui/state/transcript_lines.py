@@ -134,6 +134,11 @@ class LineCache(Generic[L]):
             _, (_, dropped) = self._entries.popitem(last=False)
             self._held -= len(dropped)
 
+    def peek(self, index: int) -> list[L] | None:
+        """Item `index`'s lines as cached, whatever their key, without touching the order."""
+        entry = self._entries.get(index)
+        return entry[1] if entry is not None else None
+
     def discard(self, index: int) -> None:
         """Forget item `index`'s lines."""
         old = self._entries.pop(index, None)

@@ -163,12 +163,15 @@ class AgentTree(PaneKeys, Tree[str]):
             text.truncate(room, overflow="ellipsis")
         return text
 
-    def tick(self, views: dict[str, AgentView]) -> bool:
-        """Advance the spinner of running agents; False when nothing is running."""
+    def tick(self, views: dict[str, AgentView], hold: bool = False) -> bool:
+        """Advance the spinner of running agents (`hold`: it stands still); False when
+        nothing is running."""
         running = {agent_id for agent_id, view in views.items()
                    if view.agent.status == "running"}
         if not running:
             return False
+        if hold:
+            return True
         self.frame += 1
         if self.frame % SPINNER_TICKS == 0:
             self.refresh_rows(views, running)

@@ -240,15 +240,17 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
         if self._hint and items:
             self._hint = []
             known = 0
+        drawn = {i: self.lines.cache.peek(i) for i in dirty if i < known}
         self.lines.sync(items, dirty)
-        changed = [i for i in dirty if i < known]
-        first = min(changed) if changed else known
-        self._place(self.lines.start(first) if known else None)
+        self._place(self.lines.start(known) if known else None, drawn)
 
-    def _place(self, changed_from: int | None = None) -> None:
+    def _place(self, changed_from: int | None = None,
+               drawn: dict[int, list[Row] | None] | None = None) -> None:
         """Measure what will show, size the view, keep the tail (or the reading place),
-        and draw again what changed: the lines from `changed_from` on (None: all of them)
-        when nothing moved, else the whole pane."""
+        and draw again what changed when nothing moved: the lines from `changed_from` on
+        (None: all of them), and of each item in `drawn` (item → the rows it had) the
+        lines from its first row that is not the same (a streaming reply: its last
+        block's); when the view moved, the whole pane."""
         rows = self.scrollable_content_region.height
         lines = self.lines
         height, top = self.virtual_size.height, round(self.scroll_y)
@@ -272,9 +274,23 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
                 self.virtual_size.height != height:
             self.refresh()
             return
+        for index, rows_before in (drawn or {}).items():
+            changed_from = min(changed_from, self._first_change(index, rows_before))
         start = max(changed_from, top)
         if start < top + rows:
             self.refresh_lines(start, top + rows - start)
+
+    def _first_change(self, index: int, before: list[Row] | None) -> int:
+        """The first line of item `index` that is not drawn as in `before`."""
+        lines = self.lines
+        start = lines.start(index)
+        if before is None or not lines.is_exact(index):
+            return start
+        after = lines.lines(index)
+        for offset, (old, new) in enumerate(zip(before, after, strict=False)):
+            if old.body is not new.body or old.lead is not new.lead or old.trail is not new.trail:
+                return start + offset
+        return start + min(len(before), len(after))
 
     def _set_height(self, height: int) -> None:
         if height != self.virtual_size.height or self.virtual_size.width != self.text_width:
