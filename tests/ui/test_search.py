@@ -39,6 +39,39 @@ def test_matches_follow_smart_case_and_cover_tool_calls() -> None:
     assert find_matches(model.items, "") == []
 
 
+def test_searching_again_reads_only_the_items_added_or_changed_since() -> None:
+    model = TranscriptModel()
+    model.apply_all(long_log(50, {3, 40}))
+    state = SearchState()
+    read: list[int] = []
+    import dsh_tui.ui.state.search as search
+
+    original = search.matches_item
+
+    def counted(item: Any, query: str) -> bool:
+        read.append(item.index)
+        return original(item, query)
+
+    search.matches_item = counted  # type: ignore[assignment]
+    try:
+        state.refresh("a", model.items, "needle")
+        assert len(read) == len(model.items) and len(state.matches) == 2
+        read.clear()
+        state.refresh("a", model.items, "needle")  # nothing changed: nothing read
+        assert read == []
+        grown = len(model.items)
+        model.apply_all(ev for ev in long_log(51, {51})[-4:])
+        model.items[state.matches[0]].version += 1  # an item changed (a stream, a toggle)
+        state.refresh("a", model.items, "needle")
+        assert sorted(read) == sorted([state.matches[0], *range(grown, len(model.items))])
+        assert len(state.matches) == 3
+        read.clear()
+        state.refresh("a", model.items, "other")  # a new query reads everything
+        assert len(read) == len(model.items)
+    finally:
+        search.matches_item = original  # type: ignore[assignment]
+
+
 def test_stepping_starts_at_the_newest_match_and_wraps() -> None:
     model = TranscriptModel()
     model.apply_all(long_log(10, {2, 5, 9}))
