@@ -90,7 +90,7 @@ async def _typing(keys: int, streaming: bool) -> list[float]:
     """Latencies (s) of `keys` keystrokes, with the agents streaming or all idle."""
     rng = random.Random(14)
     with tempfile.TemporaryDirectory() as tmp:
-        world = World(tmp, AGENTS, REAL_RATE, old=False)
+        world = World(tmp, AGENTS, REAL_RATE)
         app = await world.start()
         try:
             async with app.run_test(size=SIZE) as pilot:

@@ -9,9 +9,9 @@ counting on, until the file holds 1 GB (128 MB with --quick).
 Each measurement runs in a fresh process (so its RSS is its own): `open_log` of
 the file and the real `DshApp` headless at 160x50, from the call until the
 transcript shows the log's last item (the scale benchmark's test), then the
-person scrolls up: `load older` again and again, through the loaded page and on
-into the file (each time past the top the view reads the page before,
-`persistence/pages.py`), until SCROLL_BYTES of the file were read back.
+person goes up: `home` again and again (the top of the loaded pages, and once there,
+the page before it, `persistence/pages.py`), until SCROLL_BYTES of the file were read
+back.
 
 Figures:
 - `view.open_1gb_ms`: time to the first screen showing the end of the 1 GB log
@@ -22,7 +22,7 @@ Figures:
   log in the same process: imports, CSS). Baseline: the file's size in MB.
   Bar <= 256 MB (a quarter of the 1 GB file; held as events, the whole file would
   take about five times its size). What the view holds is a window of at most four
-  pages of events, the transcript built from them and at most HIGH_WATER widgets.
+  pages of events, the transcript built from them and the lines it drew.
 
 Run alone: `python benchmarks/bench_view.py [--quick]`.
 """
@@ -105,7 +105,7 @@ async def _open(path: Path, scroll: int) -> dict[str, float]:
         while True:
             view = app.bridge.views.get(agent.id)
             if view is not None and app.main.transcript.view is view and \
-                    _shows_last(app, view, {}):
+                    _shows_last(app, view, -1):
                 break
             if time.perf_counter() - start > 120:
                 raise TimeoutError("the view never painted")
@@ -116,7 +116,8 @@ async def _open(path: Path, scroll: int) -> dict[str, float]:
         initial = session.skipped_bytes
         stop = max(0, initial - scroll)
         steps, peak = 0, 0.0
-        while (app.main.transcript.first > 0 or session.skipped_bytes > stop) and steps < 20_000:
+        transcript = app.main.transcript
+        while (transcript.scroll_y > 0 or session.skipped_bytes > stop) and steps < 20_000:
             await app.main.action_load_older()
             await pilot.pause()
             steps += 1

@@ -97,8 +97,8 @@ class InitiatorScope:
 
     def _settled(self, boundary: _Boundary) -> None:
         # The task's context holds the boundary (`_chain`), so a boundary still holding
-        # its finished task is a reference cycle: freed only by a full collection, which
-        # the GC pacing holds off while agents run (ui/state/gcpacing.py).
+        # its finished task is a reference cycle, freed only by a full collection: dropped
+        # here, reference counting frees it at once.
         boundary.task = None
         self._pending.discard(boundary)
         if not self._pending and self._drained is not None:

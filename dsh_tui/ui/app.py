@@ -1,9 +1,9 @@
 """DshApp: the App around the main screen — the world it shows and the app-wide concerns.
 
 The app owns what outlives any one screen: the Context and its bridge (session events
-coalesced into flushes), GC pacing and the spinner's timer, breakpoints, the config,
-themes and the keymap, notifications, the screen size classes, and the keys that work
-over every dialog (help, theme, quit, ctrl+c). The main screen (`screens/main.py`) composes
+coalesced into flushes), the spinner's timer, breakpoints, the config, themes and the
+keymap, notifications, the screen size classes, and the keys that work over every dialog
+(help, theme, quit, ctrl+c). The main screen (`screens/main.py`) composes
 the panes and hands each action to its controller (`controllers/`); the palette is
 `commands.py`, the key registry `keys.py`.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -39,23 +40,18 @@ from .commands import DshCommands, Palette
 from .keycheck import key_problem, keymap_problems
 from .keygate import KeyGateApp
 from .keys import SPEC_BY_NAME, startup_keymap
-from .layout_maps import install as install_layout_fix
-from .lru import install as install_lru_fix
 from .screens.help import HelpScreen
 from .screens.main import READ_ONLY_NOTICE, MainScreen
 from .screens.offer import OfferScreen
 from .state.breakpoints import Breakpoints
 from .state.bridge import Bridge, FlushBatch
 from .state.config import ConfigError, UiConfig, save_setting
-from .state.gcpacing import GcPacing
 from .state.gestures import refusal_line
-from .state.keysfirst import KeysFirst
 from .state.text import visible
 from .state.workspace import WorkspaceOffer, workspace_of
-from .strips import install as install_strip_fix
+from .textual_compat import install as install_compat
+from .textual_compat import terminal_driver_class
 from .themes import VARIABLE_DEFAULTS, load_themes
-from .unmounted import Reaper
-from .unmounted import install as install_reaping
 
 QUIT_NEVER = 1e9
 TOAST_SWEEP = 0.5
@@ -63,14 +59,14 @@ TOAST_SWEEP = 0.5
 toasts expire in one frame, Textual 8.2 removes them from the DOM but its later layouts no
 longer mark the area the others covered as changed: the terminal kept showing expired
 toasts over the panes, for good on an idle app (tests/tty/test_quiet_feedback.py)."""
-TYPING_KEYS = frozenset({"backspace", "delete", "space"})
-"""Keys that type (with every printable key): while they come, streamed text waits."""
+TYPING_HOLD = 0.3
+"""Seconds after a typed character during which the spinner stands still: a glyph change
+redraws the row of every running agent, a frame the next key would wait behind."""
 UI_DIR = Path(__file__).parent
-WIDGET_CSS = ("save_state", "agent_tree", "transcript", "blocks", "inbox", "search_bar",
+WIDGET_CSS = ("save_state", "agent_tree", "transcript", "inbox", "search_bar",
               "breakpoint_panel", "composer", "event_log", "key_bar")
 """widgets/NAME.tcss in mount order, a pane before what it holds: where two rules are
-equally specific the later file wins, as the DEFAULT_CSS of the widget mounted later did
-(a streaming AssistantBlock keeps its own border over the Transcript's search-hit one)."""
+equally specific the later file wins, as the DEFAULT_CSS of the widget mounted later did."""
 
 
 class DshApp(KeyGateApp):
@@ -108,23 +104,15 @@ class DshApp(KeyGateApp):
     """Seconds within which a second ctrl+c on an idle agent quits."""
 
     def __init__(self, ctx: Context, config: UiConfig | None = None) -> None:
-        install_strip_fix()
-        install_lru_fix()
-        install_layout_fix()
-        install_reaping()
+        install_compat()
         super().__init__()
         self.ctx = ctx
         self.config = config if config is not None else UiConfig()
         self.read_only = ctx.read_only
         self.bridge = Bridge(ctx, self._schedule)
         self.bridge.on_flush = self._on_flush
-        self.keys_first = KeysFirst(self._schedule)
-        """While the person types, the drawing of streamed text waits (see keysfirst.py)."""
-        self._overdue = False
         self._spinner: Timer | None = None
-        self.gc_pacing = GcPacing()
-        self.reaper = Reaper()
-        """Frees removed widgets while agents stream, frozen or not (`unmounted.py`)."""
+        self._typed_at = -QUIT_NEVER
         self.closing = False
         """Set when the app unmounts: late flushes and pauses find nothing to show."""
         self.breakpoints: Breakpoints | None = None
@@ -165,11 +153,9 @@ class DshApp(KeyGateApp):
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's choice, except that its Linux driver becomes `TerminalDriver`, which
-        lets the app exit after its terminal hung up (see `driver.py`)."""
+        lets the app exit after its terminal hung up (see `textual_compat.py`)."""
         if os.name != "posix":
             return super().get_driver_class()
-        from .driver import terminal_driver_class  # termios: POSIX only, so imported here
-
         return terminal_driver_class(super().get_driver_class())
 
     def get_default_screen(self) -> Screen[Any]:
@@ -231,6 +217,17 @@ class DshApp(KeyGateApp):
                 self._offered = self.offer.workspace_id
                 self.push_screen(OfferScreen(self.offer), self._offer_answered)
         self.tell_page()
+        self.call_after_refresh(self._freeze_startup)
+
+    @staticmethod
+    def _freeze_startup() -> None:
+        """Once, after the first frame: what start-up made (modules, Textual's classes and
+        caches, the main screen, a resumed workspace's history) moves to the permanent
+        generation, so full collections never walk it again (as Toad does). Nothing is
+        frozen later: the heap a collection walks stays small because history is packed and
+        the transcript holds only the lines it draws."""
+        gc.collect()
+        gc.freeze()
 
     def _offer_answered(self, reopen: bool | None) -> None:
         self.run_worker(self._start_offered(bool(reopen)), name="start_offered",
@@ -299,10 +296,8 @@ class DshApp(KeyGateApp):
         if self._spinner is not None:
             self._spinner.stop()
         self.bridge.stop()
-        self.keys_first.stop()
         if self.breakpoints is not None:
             self.breakpoints.close()  # a pause stays undecided: the quit ends it unsent
-        self.gc_pacing.release()
 
     def schedule(self, delay: float, callback: Callable[[], Any]) -> Any:
         """`callback` on the app's queue after `delay` seconds (see `_schedule`)."""
@@ -353,40 +348,13 @@ class DshApp(KeyGateApp):
             self.tell_page()
 
     async def on_event(self, event: events.Event) -> None:
-        """Keystrokes first: while the person types, the drawing of streamed text waits for
-        a pause (`KeysFirst`); what has waited long enough, and a due GC freeze
-        (`GcPacing.after_key`), run right after the key's frame is painted
-        (`key_settled`)."""
-        if isinstance(event, events.Key):
-            if event.is_printable or event.key in TYPING_KEYS:
-                if self.keys_first.typed():
-                    self._overdue = True
-            else:
-                # enter, a command key, a move: not typing prose. What typing held is drawn
-                # after this key's frame (the reply to a message just sent shows at once).
-                self.keys_first.done_typing()
-                self._overdue = True
+        """Note when a character was typed (the spinner holds still while one is)."""
+        if isinstance(event, events.Key) and event.is_printable:
+            self._typed_at = time.monotonic()
         await super().on_event(event)
 
-    def key_painted(self) -> None:
-        """The composer has painted the key's change itself (`keypaint.py`): what typing
-        held too long runs now, not after the screen's next frame, so the layout and
-        drawing it brings start at once and are done before the next key comes."""
-        if self._overdue:
-            self._overdue = False
-            self.keys_first.run_overdue()
-
-    def key_settled(self) -> None:
-        """After the key's frame: what typing held too long (unless `key_painted` already
-        ran it), and a due GC freeze."""
-        if self._overdue:
-            self._overdue = False
-            self.call_after_refresh(self.keys_first.run_overdue)
-        if self.gc_pacing.after_key():
-            self.call_after_refresh(self.gc_pacing.freeze_after_key)
-
     def _tick(self) -> None:
-        """10 times a second while an agent runs: spinner frames and GC pacing."""
+        """10 times a second while an agent runs: spinner frames."""
         if self.closing:
             return
         try:
@@ -400,21 +368,12 @@ class DshApp(KeyGateApp):
         if view is not None and view.agent.holds:
             main.update_titles()  # "waits for your edit · goes on in N s" (set on change)
             main.inbox.sync()  # the held item's countdown (drawn only when it changed)
-        typing = self.keys_first.typing()
+        typing = time.monotonic() - self._typed_at < TYPING_HOLD
         if tree.tick(self.bridge.views, hold=typing):
-            self.gc_pacing.busy(typing=typing)
-            if not typing:
-                self.reaper.run()
             return
         if self._spinner is not None:
             self._spinner.pause()
         tree.refresh_rows(self.bridge.views)
-        self.set_timer(1.5, self._settle_gc)
-
-    def _settle_gc(self) -> None:
-        if not any(v.agent.status == "running"
-                   for v in self.bridge.views.values()):
-            self.gc_pacing.settle()
 
     # -- actions that work over every screen ---------------------------------------------------
 
@@ -524,9 +483,10 @@ class DshApp(KeyGateApp):
         width, height = self.size
         for breakpoints, value in ((self.HORIZONTAL_BREAKPOINTS or [], width),
                                    (self.VERTICAL_BREAKPOINTS or [], height)):
-            chosen = screen._get_breakpoint_classes(value, breakpoints)
+            chosen = max(((limit, name) for limit, name in breakpoints if value >= limit),
+                         default=None)
             for _, name in breakpoints:
-                screen.set_class(name in chosen, name)
+                screen.set_class(chosen is not None and name == chosen[1], name)
 
     def push_screen(self, screen: Any, *args: Any, **kwargs: Any) -> Any:
         if isinstance(screen, Screen):

@@ -1,26 +1,12 @@
 """Keys in the order they arrive, across dialogs and changes of focus.
 
-A terminal hands the app a paste, a macro or a fast typist's keys in one read, and Textual
-forwards every key of that read at once to the widget that had the focus when the read was
-parsed. So a key that opens a dialog, closes one or moves the focus did not take the keys
-behind it along: `ctrl+n enter down enter` typed in one go named the agent and then sent
-`down enter` to the closing name dialog instead of the route dialog it opened, and
-`ctrl+f needle` typed "needle" into the composer instead of the search bar.
-
-`KeyGateApp` delivers one key at a time. After a key is forwarded, the next one is held
-until the key's effects have settled. A round follows the key up the path it bubbles (a
-callback queued behind it in each message pump it reaches, so it runs once the key and
-whatever the key queued first were handled there) and comes back to the app; rounds repeat
-while the screen or the focus changed, or any message pump of the screen still has work that
-is not a repaint (a dialog's result callback waiting in its requester, an Input's Submitted,
-a focus queued with `call_later`, a callback waiting for the next refresh). Then the next key
-goes to whatever has the focus *now*, as if the person had typed it a moment later.
-
-Typed text is not slowed: a printable key that no binding claims only types, so a run of them
-goes on at once (one repaint, as without the gate), and the run ends where the focus moves
-(a pane hands typed prose to the composer). A watchdog releases the keys if a round is lost
-(its widget was removed with the callback still queued), so input can never wedge. Pastes
-wait in the same line, so a paste never overtakes the keys typed before it.
+A terminal hands the app a paste or a fast typist's keys in one read, and Textual forwards
+every key of it to the widget focused when the read was parsed: `ctrl+f needle` typed
+"needle" into the composer, not the search bar. `KeyGateApp` delivers one key at a time,
+holding the next until the key's effects have settled (a round follows the key up the path
+it bubbles and comes back to the app); typed text goes on as one run. A watchdog releases
+the keys if a round is lost, so input never wedges. What "settled" reads of Textual's
+internals is in `textual_compat`; on another Textual the gate turns itself off.
 """
 
 from __future__ import annotations
@@ -32,6 +18,8 @@ from typing import Any
 
 from textual import events, messages
 from textual.app import App
+
+from .textual_compat import gate_fits, key_stopped, pump_busy, screen_waits
 
 log = logging.getLogger("dsh_tui.ui.keygate")
 
@@ -46,37 +34,12 @@ WATCHDOG = 1.5
 PAINTING = (messages.Update, messages.Layout, messages.UpdateScroll, messages.Prompt)
 """Messages that only repaint: a key's effects never wait on these."""
 
-# What "settled" reads that Textual has no public API for (checked against Textual 8.2.8,
-# the version pyproject.toml pins): a message pump's `_next_callbacks` (the list `call_next`
-# appends to), the `values` deque of its `_message_queue` (Textual's own Queue; only to
-# tell repaints from real work: the count alone is public, `message_queue_size`), a
-# screen's `_callbacks` (what `call_after_refresh` waits with) and a message's
-# `_stop_propagation` (set by `stop()`; there is no getter). Everything else is public
-# (`call_later`, `parent`, `is_attached`, `is_running`, `is_forwarded`, `active_bindings`).
-# `internals_fit` checks these on the running app before the first key; if they are not
-# what this code reads (a newer Textual), or reading them fails later, the gate turns
+# What "settled" reads that Textual has no public API for lives in `textual_compat` (a
+# pump's queued callbacks and messages, a screen's after-refresh callbacks, whether a key
+# was stopped). `gate_fits` checks those on the running app before the first key; if they
+# are not what it reads (a newer Textual), or reading them fails later, the gate turns
 # itself off and every key goes straight to Textual, as without it: keys of one read then
 # go to the focus of the moment the read was parsed, but none is lost, held or reordered.
-
-
-def internals_fit(app: App[Any]) -> bool:
-    """Are Textual's private fields the settle check reads what it expects (see above)?"""
-    try:
-        return (isinstance(app._next_callbacks, list)
-                and isinstance(app._message_queue.values, deque)
-                and all(isinstance(screen._callbacks, list) for screen in app.screen_stack)
-                and isinstance(events.Key("a", "a")._stop_propagation, bool))
-    except Exception:  # an attribute gone or a property that now raises: not the same
-        return False
-
-
-def _pump_busy(pump: Any) -> bool:
-    """Has `pump` a callback or a message other than a repaint still to handle?"""
-    if pump._next_callbacks:
-        return True
-    if pump.message_queue_size == 0:
-        return False
-    return not all(isinstance(m, PAINTING) for m in pump._message_queue.values)
 
 
 def _settling(app: App[Any]) -> bool:
@@ -84,12 +47,13 @@ def _settling(app: App[Any]) -> bool:
     screen on the stack (a pushed dialog mounting, a resumed screen, a callback waiting for
     the next refresh) and every widget of the top screen (a dialog's result callback waits
     in its requester, an Input posts Submitted to itself)."""
-    if _pump_busy(app):
+    if pump_busy(app, PAINTING):
         return True
     for screen in app.screen_stack:
-        if _pump_busy(screen) or screen._callbacks:
+        if pump_busy(screen, PAINTING) or screen_waits(screen):
             return True
-    return any(_pump_busy(widget) for widget in app.screen.walk_children(with_self=False))
+    return any(pump_busy(widget, PAINTING)
+               for widget in app.screen.walk_children(with_self=False))
 
 
 class KeyGate:
@@ -109,7 +73,7 @@ class KeyGate:
 
     async def arrive(self, event: events.Event) -> None:
         if self.enabled is None:
-            self.enabled = internals_fit(self.app)
+            self.enabled = gate_fits(self.app)
             if not self.enabled:
                 log.warning("key gate off: Textual's internals differ from 8.2.8's")
         if not self.enabled:
@@ -181,7 +145,7 @@ class KeyGate:
         if ticket != self.ticket:
             return
         parent = node.parent
-        if event is None or event._stop_propagation or not event.bubble or \
+        if event is None or key_stopped(event) or not event.bubble or \
                 parent is None or not node.is_attached:
             parent = None  # it stopped here
         self._hop(ticket, parent, event)

@@ -161,9 +161,9 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("follow", "Follow the tail", "Transcript", "end", "Follow",
                "Scroll to the end and keep following",
                words="tail bottom end latest scroll"),
-    ActionSpec("load_older", "Load older items", "Transcript", "home", "Older",
-               "Show the page of items before the first",
-               words="history earlier more top scroll"),
+    ActionSpec("load_older", "Go to the start", "Transcript", "home", "Start",
+               "Go to the start of the transcript (in a huge log, read the page before)",
+               words="history earlier more top start scroll"),
     ActionSpec("search", "Search the transcript", "Transcript", "ctrl+f", "Search",
                "Find text in the selected agent's transcript, however far back: enter or up goes"
                " to the older match, down to the newer, escape closes",

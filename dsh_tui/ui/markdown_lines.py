@@ -1,20 +1,12 @@
 """Markdown to lines of `Content`: what a reply in the transcript shows, without widgets.
 
-Textual's `Markdown` widget mounts a widget for every paragraph, list, list item, bullet,
-fence, table and table cell of a reply. A transcript window of 30-50 blocks then held
-hundreds of widgets, and every frame that laid out the screen walked all of them (26 ms
-CPU at the median on the 2-core VM; the frame a typed key waits behind,
-benchmarks/bench_keys.py), and every pruned reply left a tree of cyclic garbage. Here a
-reply is parsed by markdown-it (the parser Textual uses, same configuration) and each
-top-level block (a paragraph, a list, a fence …) becomes a list of lines, each a
-`Content` at most `width` cells wide, styled with the theme's variables (`$primary`,
-`$boost` …, resolved when the widget draws them). `AssistantBlock` draws those lines
-itself (`ui/widgets/blocks.py`) and caches them per block.
-
-The look follows Textual's Markdown: the same heading variables, bullets, inline code,
-block quote rule and fence background, and a table drawn with thin lines. Text is never
-parsed as Textual markup (a `Content` built from plain strings); links are shown
-(underlined) but not opened; code lines too long for the width are folded, not hidden.
+A reply is parsed by markdown-it (the parser Textual's `Markdown` uses, same configuration)
+and each top-level block (a paragraph, a list, a fence …) becomes lines of `Content` at
+most `width` cells wide, styled with the theme's variables (`$primary`, `$boost` …,
+resolved when drawn). The look follows Textual's Markdown (headings, bullets, inline code,
+quotes, fences, thin-lined tables). Text is never parsed as markup; links are shown, not
+opened; code lines too long for the width are folded, not hidden. Pure functions: the
+transcript (`transcript_items.py`) decides when to render and keeps the result.
 """
 
 from __future__ import annotations
@@ -66,15 +58,14 @@ class Part:
     """One top-level block of a reply: its source lines and its tokens.
 
     The tokens are kept, not a syntax tree: markdown-it's `SyntaxTreeNode` links every
-    node to its parent, a reference cycle that outlives a freeze of the app's paced
-    collector (ui/state/gcpacing.py) and is then never freed while agents run. The tree
-    is built for a rendering and dropped with it (`node`)."""
+    node to its parent (a reference cycle only a full collection frees), so the tree is
+    built for a rendering and dropped with it (`node`)."""
 
     source: str
     tokens: list[Token]
     first_line: int
     cache: tuple[Any, list[Any]] | None = None
-    """What the widget drew of this block last, and for which width and look."""
+    """What the transcript drew of this block last, and for which width and look."""
 
     @property
     def kind(self) -> str:

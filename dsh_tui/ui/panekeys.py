@@ -1,22 +1,11 @@
 """Typing is safe: prose typed while a pane has focus lands in the composer, never acts.
 
-The tree, the inbox and the transcript have no command on a printable key. A printable
-key pressed in one of them moves the focus to the composer and is typed there, so a
-sentence typed into the wrong pane ("dry run, please fix…") becomes a draft instead of a
-dispose, a removal or a re-filing; the panes' commands sit on keys no word starts with
-(`enter`, `delete`, arrows with shift, function keys, ctrl+letter).
-
-Keys arrive in bursts: a terminal hands the app a whole paste or a fast typist's word in
-one read, and Textual queues every key of it to the widget that had focus when the read
-was parsed. So a key still waiting in a pane's queue after an earlier key took the focus
-elsewhere goes where the focus is now, in order: "hello⏎" typed into the tree sends
-"hello", it does not type "h" and then choose a row.
-
-And bound keys run where they were pressed, in order (`run_bound_key`). Textual checks
-non-priority bindings only once a key has bubbled back up to the app, one message queue
-per ancestor, against whatever has the focus *then*, while later keys of the same read are
-already being handled: so `msgONE⏎msgTWO⏎` became one message, and `enter` in the tree
-followed by typed text ran as the composer's `enter`.
+The tree, the inbox and the transcript have no command on a printable key: one pressed in
+them moves the focus to the composer and is typed there, so a sentence typed into the
+wrong pane becomes a draft, not a dispose or a removal. A key still queued in a pane after
+an earlier key of the same read moved the focus goes where the focus is now, in order.
+Bound keys run where they were pressed, in order (`run_bound_key`): Textual checks them
+only once a key has bubbled up to the app, against whatever has the focus *then*.
 """
 
 from __future__ import annotations
@@ -24,6 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from textual import events
+
+from .textual_compat import forward
 
 
 async def run_bound_key(widget: Any, event: events.Key) -> bool:
@@ -49,7 +40,8 @@ async def run_bound_key(widget: Any, event: events.Key) -> bool:
 class PaneKeys:
     """Mixin for a focusable pane (before the widget class in the bases)."""
 
-    async def _on_key(self, event: events.Key) -> None:
+    async def on_key(self, event: events.Key) -> None:
+        """Runs before the widget's own key handling (a mixin comes first in the MRO)."""
         widget: Any = self
         app = widget.app
         focused = app.focused
@@ -58,7 +50,7 @@ class PaneKeys:
             # Focus moved on while this key waited in this pane's queue: deliver it there.
             event.stop()
             event.prevent_default()
-            focused._forward_event(events.Key(event.key, event.character))
+            forward(focused, events.Key(event.key, event.character))
             return
         if event.is_printable and (focused is widget or focused is None):
             event.stop()

@@ -122,7 +122,9 @@ async def test_view_shows_the_conversation_of_every_fixture_log(path: Path) -> N
         assert any(KNOWN_TEXT[path.name] in text for text in users)
         await app.main.transcript.action_load_older()
         await settle(pilot)
-        rendered = "\n".join(str(b.render()) for b in app.main.transcript.query("UserBlock"))
+        transcript = app.main.transcript
+        rendered = "\n".join("\n".join(transcript.item_text(item.index))
+                             for item in transcript.lines.items if item.kind == "user")
         assert KNOWN_TEXT[path.name] in rendered.replace("\n", " ")
 
 

@@ -19,9 +19,9 @@ import pytest
 
 from dsh_tui.ui import app as app_module
 from dsh_tui.ui import commands
+from dsh_tui.ui.badges import LANE_GLYPH
 from dsh_tui.ui.screens.help import SYMBOLS
 from dsh_tui.ui.widgets.agent_tree import SPINNER
-from dsh_tui.ui.widgets.blocks import LANE_GLYPH
 
 from .conftest import SIZE, add_agent, make_app, settle, wait_until, world
 

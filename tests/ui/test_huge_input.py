@@ -9,11 +9,12 @@ from typing import Any
 from dsh_tui.compose import build_context
 from dsh_tui.llm.scripted import text
 from dsh_tui.ui.screens.full_text import FullTextScreen
-from dsh_tui.ui.widgets.blocks import (
+from dsh_tui.ui.transcript_items import (
     MARKDOWN_LIMIT,
     PARAGRAPH_LIMIT,
-    AssistantBlock,
+    is_cut,
     markdown_cut,
+    reply_source,
 )
 
 from .conftest import SIZE, add_agent, idle, make_app, msg, settle, wait_until, world
@@ -49,16 +50,22 @@ async def test_a_huge_reply_is_cut_with_a_note_and_a_click_shows_all() -> None:
         agent.followup(msg("a lot, please", "m1"))
         await idle(pilot, agent)
         await settle(pilot)
-        (block,) = app.main.transcript.query(AssistantBlock)
-        assert block.truncated
+        transcript = app.main.transcript
+        (reply,) = [item for item in transcript.lines.items if item.kind == "text"]
+        assert is_cut(reply)
         # one paragraph (no blank line): cut where it passes the paragraph limit
-        assert block.shown_length == PARAGRAPH_LIMIT
-        assert len(block.source) < PARAGRAPH_LIMIT + 200
-        assert f"{len(HUGE) - PARAGRAPH_LIMIT:,} more characters not shown" in block.source
-        assert "THE-END" not in block.source and "\x1b" not in block.source
-        # the note at the block's end is what is on screen (the tail is followed)
-        visible_bottom = min(block.region.bottom, app.main.transcript.region.bottom) - 2
-        await pilot.click(block, offset=(3, visible_bottom - block.region.y))
+        source = reply_source(reply)
+        assert markdown_cut(reply.current_text()) == PARAGRAPH_LIMIT
+        assert len(source) < PARAGRAPH_LIMIT + 200
+        assert f"{len(HUGE) - PARAGRAPH_LIMIT:,} more characters not shown" in source
+        assert "THE-END" not in source and "\x1b" not in source
+        drawn = "\n".join(transcript.item_text(reply.index))
+        assert "more characters not shown here: click this reply" in drawn
+        # the note at the reply's end is on screen (the tail is followed): click it
+        first, height = transcript.region_of(reply.index)
+        row = first + height - 1 - round(transcript.scroll_y)
+        assert 0 <= row < transcript.scrollable_content_region.height
+        await pilot.click(transcript, offset=(4, row + transcript.gutter.top))
         await wait_until(pilot, lambda: isinstance(app.screen, FullTextScreen))
         shown = app.screen.query_one("#full-text").text
         assert shown.endswith("THE-END") and len(shown) == len(HUGE)
@@ -78,8 +85,8 @@ async def test_a_reply_under_the_limit_is_rendered_whole() -> None:
         agent.followup(msg("a little", "m1"))
         await idle(pilot, agent)
         await settle(pilot)
-        (block,) = app.main.transcript.query(AssistantBlock)
-        assert not block.truncated and block.source == reply_text
+        (reply,) = [item for item in app.main.transcript.lines.items if item.kind == "text"]
+        assert not is_cut(reply) and reply_source(reply) == reply_text
 
 
 def test_the_markdown_cut_takes_the_first_paragraph_too_long_or_the_overall_limit() -> None:
@@ -95,7 +102,7 @@ def test_the_markdown_cut_takes_the_first_paragraph_too_long_or_the_overall_limi
 
 
 def test_a_streamed_reply_never_moves_a_cut_already_made() -> None:
-    """The block appends what the stream adds to what it shows: a prefix's cut must stay
+    """A streamed reply appends what the stream adds to what it shows: a prefix's cut must stay
     where it is as the reply grows."""
     reply = ("word " * 300 + "\n\n") * 3 + "z" * (PARAGRAPH_LIMIT * 2) + "\n\nend " * 4000
     previous = 0

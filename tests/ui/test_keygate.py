@@ -39,7 +39,7 @@ async def test_the_gate_reads_what_the_pinned_textual_has() -> None:
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert keygate.internals_fit(app)
+        assert keygate.gate_fits(app)
         post_burst(app, "h", "i")
         await wait_until(pilot, lambda: app.main.composer.text == "hi")
         assert app._key_gate.enabled is True
@@ -47,7 +47,7 @@ async def test_the_gate_reads_what_the_pinned_textual_has() -> None:
 
 async def test_with_other_internals_keys_go_straight_through_in_order(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(keygate, "internals_fit", lambda app: False)
+    monkeypatch.setattr(keygate, "gate_fits", lambda app: False)
     ctx, _ = world([text("ok")])
     agent = await add_agent(ctx, "planner", "planner")
     app = make_app(ctx)

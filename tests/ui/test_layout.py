@@ -107,9 +107,11 @@ async def test_prose_keeps_a_readable_measure_on_a_very_wide_screen() -> None:
         await idle(pilot, agent)
         await settle(pilot)
         assert app.main.agent_tree.display and app.main.inbox.display
-        blocks = list(app.main.transcript.query("AssistantBlock"))
-        assert blocks and all(b.region.width <= 104 for b in blocks)
-        assert app.main.transcript.region.width > 140  # the space is there; the measure is kept
+        transcript = app.main.transcript
+        (reply,) = [item.index for item in transcript.lines.items if item.kind == "text"]
+        rows = transcript.item_rows(reply)
+        assert rows and all(len(row.text) <= 104 - 3 for row in rows)  # (frame: ▌ and padding)
+        assert transcript.region.width > 140  # the space is there; the measure is kept
 
 
 async def test_a_tree_row_too_long_for_its_pane_ends_in_an_ellipsis() -> None:

@@ -294,111 +294,6 @@ def test_a_huge_queue_shows_its_head_and_a_count() -> None:
     assert rows[-1].kind == "hint" and "9,900 more queued" in rows[-1].text
 
 
-def test_gc_pacing_freezes_while_busy_and_collects_when_idle() -> None:
-    import gc
-
-    from dsh_tui.ui.state.gcpacing import GcPacing
-
-    now = [0.0]
-    pacing = GcPacing(clock=lambda: now[0])
-    try:
-        pacing.busy()
-        pacing.busy()  # within the same second: no second freeze
-        assert pacing.freezes == 1 and pacing.frozen
-        now[0] = 1.5
-        pacing.busy()
-        assert pacing.freezes == 2
-        pacing.settle()
-        assert not pacing.frozen and pacing.collections == 1
-        assert gc.get_freeze_count() == 0
-        pacing.settle()  # nothing frozen: nothing to do
-        assert pacing.collections == 1
-    finally:
-        gc.unfreeze()
-
-
-def test_gc_pacing_never_freezes_garbage_made_between_freezes() -> None:
-    """Cyclic garbage dropped after one freeze is collected before the next one, so it is
-    not kept in the permanent generation while agents keep running."""
-    import gc
-    import weakref
-
-    from dsh_tui.ui.state.gcpacing import GcPacing
-
-    class Node:
-        pass
-
-    now = [0.0]
-    pacing = GcPacing(clock=lambda: now[0])
-    try:
-        pacing.busy()
-        node = Node()
-        node.me = node  # a cycle: only the collector frees it
-        alive = weakref.ref(node)
-        del node
-        now[0] = 0.6
-        pacing.busy()
-        assert pacing.freezes == 2 and pacing.frozen
-        assert alive() is None
-    finally:
-        pacing.release()
-        assert gc.get_freeze_count() == 0
-
-
-
-def test_gc_pacing_first_freeze_of_a_busy_spell_keeps_no_young_garbage() -> None:
-    """The first freeze after the app was idle skips the full collection (a long pause
-    with everything unfrozen), but garbage that died young is collected before it, not
-    frozen until the next idle moment."""
-    import gc
-    import weakref
-
-    from dsh_tui.ui.state.gcpacing import GcPacing
-
-    class Node:
-        pass
-
-    pacing = GcPacing(clock=lambda: 0.0)
-    enabled = gc.isenabled()
-    gc.disable()  # as if no automatic collection ran since it died
-    try:
-        node = Node()
-        node.me = node
-        alive = weakref.ref(node)
-        del node
-        pacing.busy()
-        assert pacing.frozen and pacing.freezes == 1
-        assert alive() is None
-    finally:
-        pacing.release()
-        if enabled:
-            gc.enable()
-        assert gc.get_freeze_count() == 0
-
-
-def test_strips_do_not_cache_themselves() -> None:
-    """A strip divided at its own length, or crop-extended to itself, must not store itself
-    in its own cache: that cycle keeps every such line alive until a full collection."""
-    import sys
-
-    from rich.segment import Segment
-    from textual.strip import Strip
-
-    from dsh_tui.ui.strips import install
-
-    install()
-    strip = Strip([Segment("hello "), Segment("world")], 11)
-    before = sys.getrefcount(strip)
-    assert strip.divide([11]) == [strip]
-    assert strip.crop_extend(0, 11, None) is strip
-    assert sys.getrefcount(strip) == before
-    # Other cuts still divide and are still cached as Textual does.
-    left, right = strip.divide([5, 11])
-    assert left.text == "hello" and right.text == " world"
-    assert strip.divide([5, 11])[0] is left
-    assert strip.crop_extend(0, 13, None).cell_length == 13
-
-
 async def test_retries_read_as_one_line_per_failed_request() -> None:
     from dsh_tui.llm.retry import install_retry_policy
 
@@ -435,15 +330,14 @@ def test_a_tool_call_of_an_ended_turn_no_longer_says_running() -> None:
     ])
     tool = next(i for i in model.items if i.kind == "tool")
     assert tool.result is None and tool.interrupted and tool.reason_kind == "aborted"
-    from dsh_tui.ui.widgets.blocks import ToolBlock
+    from dsh_tui.ui.transcript_items import ItemLook, tool_lines
 
-    block = ToolBlock(tool)
-    shown = str(block.render())
+    shown = "\n".join(line.plain for line in tool_lines(tool, 100, ItemLook()))
     assert "running" not in shown and "no result · the turn aborted" in shown
 
 
 def test_collapsed_multi_line_json_arguments_show_on_one_line() -> None:
-    from dsh_tui.ui.widgets.blocks import _one_line_args
+    from dsh_tui.ui.transcript_items import _one_line_args
 
     pretty = '{\n  "path": "notes.md",\n  "lines": [1, 2]\n}'
     assert _one_line_args(pretty) == '{"path": "notes.md", "lines": [1, 2]}'
@@ -451,7 +345,7 @@ def test_collapsed_multi_line_json_arguments_show_on_one_line() -> None:
     assert _one_line_args("") == "{}"
 
 
-async def _typing_bridge() -> tuple[Bridge, Any, list[float], list[tuple[float, Any]], list[Any]]:
+async def _paced_bridge() -> tuple[Bridge, Any, list[float], list[tuple[float, Any]], list[Any]]:
     """A started bridge on a fake clock over one agent "a", flushed once: the bridge, the
     agent, the clock, the scheduled (delay, callback) pairs and the flushed batches."""
     ctx, _ = world([])
@@ -471,10 +365,9 @@ async def _typing_bridge() -> tuple[Bridge, Any, list[float], list[tuple[float, 
     return bridge, handle.agent, now, scheduled, flushed
 
 
-async def test_bridge_flushes_on_its_pacing_while_the_person_types() -> None:
-    """The bridge folds streamed events into the models on its usual pacing whatever the
-    person does: only the drawing of streamed text waits for typing (keysfirst.py)."""
-    bridge, agent, _now, scheduled, flushed = await _typing_bridge()
+async def test_bridge_flushes_an_event_within_one_interval() -> None:
+    """The bridge folds a streamed event into the models at its next paced flush."""
+    bridge, agent, _now, scheduled, flushed = await _paced_bridge()
     agent.session.append("test/streamed", {"n": 1})
     delay, callback = scheduled.pop()
     assert delay < 0.02  # one flush interval at most
@@ -525,119 +418,10 @@ async def test_bridge_catch_up_folds_the_events_it_heard_not_the_packed_log() ->
     bridge.stop()
 
 
-def _keys_first() -> tuple[Any, list[float], list[tuple[float, Any]], list[str]]:
-    """A KeysFirst on a fake clock: it, the clock, the scheduled (delay, callback) pairs and
-    the log of deferred callbacks that ran."""
-    from dsh_tui.ui.state.keysfirst import KeysFirst
-
-    now = [10.0]
-    scheduled: list[tuple[float, Any]] = []
-    keys = KeysFirst(lambda delay, callback: scheduled.append((delay, callback)),
-                     clock=lambda: now[0])
-    return keys, now, scheduled, []
-
-
-def test_keys_first_holds_work_while_the_person_types_and_runs_it_at_a_pause() -> None:
-    """Deferred work waits while keys come (TYPING_HOLD after each), runs once typing
-    pauses, and runs once however often it was deferred."""
-    from dsh_tui.ui.state.keysfirst import TYPING_HOLD
-
-    keys, now, scheduled, ran = _keys_first()
-
-    def work() -> None:
-        ran.append("sync")
-
-    assert not keys.defer(work)  # nobody types: the caller runs it now
-    assert not keys.typed()
-    assert keys.defer(work) and keys.defer(work)  # typing: held, once
-    assert keys.held == 1
-    delay, wake = scheduled.pop()
-    assert delay == pytest.approx(TYPING_HOLD) and not scheduled
-    now[0] += 0.1
-    keys.typed()  # another key: the pause is later now
-    now[0] += TYPING_HOLD - 0.1
-    wake()
-    assert not ran
-    delay, wake = scheduled.pop()
-    assert delay == pytest.approx(0.1)
-    now[0] += delay - 0.0005  # the timer wakes a fraction of a millisecond early
-    wake()
-    assert ran == ["sync"] and not scheduled and keys.held == 0
-    now[0] += 0.001
-    assert not keys.typing()
-
-
-def test_keys_first_runs_work_held_too_long_after_the_next_key() -> None:
-    """Under a person who types without pause, held work runs after a key once it has
-    waited TYPING_MAX_HOLD (the app runs it when that key's frame is painted); the timer
-    still pending then finds nothing to do."""
-    from dsh_tui.ui.state.keysfirst import TYPING_MAX_HOLD
-
-    keys, now, scheduled, ran = _keys_first()
-    keys.typed()
-    assert keys.defer(lambda: ran.append("sync"))
-    waited = 0.0
-    while True:  # a key every 0.08 s
-        now[0] += 0.08
-        waited += 0.08
-        if keys.typed():
-            break
-        assert waited < TYPING_MAX_HOLD
-    assert waited >= TYPING_MAX_HOLD
-    keys.run_overdue()
-    assert ran == ["sync"]
-    _, wake = scheduled.pop()
-    now[0] += 1.0
-    wake()
-    assert ran == ["sync"] and not keys.typed()
-    keys.typed()
-    assert keys.defer(lambda: ran.append("sent"))
-    keys.done_typing()  # enter: the message is sent, typing is over
-    assert not keys.typing()
-    keys.run_overdue()  # after enter's frame
-    assert ran == ["sync", "sent"] and keys.held == 0
-    keys.stop()
-    now[0] += 0.01
-    assert not keys.defer(lambda: ran.append("late"))  # stopped: nothing is held
-
-
-def test_gc_pacing_runs_after_keys_while_the_person_types() -> None:
-    """No collection between a key and its frame: while typing, the timer's pacing leaves
-    the freeze to the keys (up to TYPING_DEFER seconds); a key that finds one due
-    (KEY_FREEZE_EVERY) has it run after its frame, so survivors never pile up for long."""
-    import gc
-
-    from dsh_tui.ui.state.gcpacing import KEY_FREEZE_EVERY, TYPING_DEFER, GcPacing
-
-    now = [0.0]
-    pacing = GcPacing(clock=lambda: now[0])
-    try:
-        assert not pacing.after_key()  # nothing streams: no freeze is due
-        pacing.busy()
-        assert pacing.freezes == 1
-        now[0] = 0.6
-        pacing.busy(typing=True)  # the timer: left to the keys
-        assert pacing.freezes == 1
-        now[0] = 0.6 + KEY_FREEZE_EVERY / 2
-        assert pacing.after_key()  # a key: due since 0.5 s after the last freeze
-        pacing.freeze_after_key()
-        assert pacing.freezes == 2
-        assert not pacing.after_key()
-        now[0] += KEY_FREEZE_EVERY / 2
-        pacing.freeze_after_key()  # not due yet
-        assert pacing.freezes == 2
-        now[0] += TYPING_DEFER
-        pacing.busy(typing=True)  # no key for too long: the timer runs it anyway
-        assert pacing.freezes == 3
-    finally:
-        pacing.release()
-        assert gc.get_freeze_count() == 0
-
-
 def test_a_long_result_line_is_never_cut_silently() -> None:
     """A collapsed tool call shows at most 200 characters of a result line; a longer one
     ends in `…` and the block says it expands (it was cut mid-word with no sign)."""
-    from dsh_tui.ui.widgets.blocks import RESULT_PREVIEW_WIDTH, ToolBlock
+    from dsh_tui.ui.transcript_items import RESULT_PREVIEW_WIDTH, ItemLook, tool_lines
 
     model = TranscriptModel()
     long_line = "word " * 100
@@ -650,7 +434,7 @@ def test_a_long_result_line_is_never_cut_silently() -> None:
     ])
     tool = next(i for i in model.items if i.kind == "tool")
     assert tool.result == long_line
-    shown = str(ToolBlock(tool).render())
+    shown = "".join(line.plain for line in tool_lines(tool, 1000, ItemLook()))
     assert long_line[: RESULT_PREVIEW_WIDTH - 1] + "…" in shown
     assert "(click to expand)" in shown
 

@@ -1,7 +1,7 @@
-"""A reply in the transcript is one widget that draws its Markdown line by line.
+"""A reply's Markdown is drawn line by line by the one transcript view.
 
 These run the app (`App.run_test`) and judge by what a reply draws: the text of its lines
-(`render_line`, what the screen shows of it) and the styles of their segments.
+(the rows the transcript's `render_line` shows) and the styles of their segments.
 """
 
 from __future__ import annotations
@@ -10,13 +10,12 @@ import asyncio
 from typing import Any
 
 from rich.style import Style as RichStyle
-from textual.widget import Widget
 
 from dsh_tui.llm.scripted import text
-from dsh_tui.ui.widgets.blocks import AssistantBlock
+from dsh_tui.ui.widgets.transcript import Transcript
 
 from .conftest import add_agent, idle, make_app, msg, screen_text, settle, wait_until, world
-from .test_repaints import GatedModel
+from .test_transcript_view import GatedModel
 
 SAMPLE = """# Plan of the cache
 
@@ -55,25 +54,38 @@ The end.
 """
 
 
-def lines_of(block: AssistantBlock) -> list[str]:
-    """The text of every line the reply draws (its text, without the streaming reserve)."""
-    return [block.render_line(y).text.rstrip() for y in range(block.text_height)]
+def reply_of(app: Any) -> tuple[Transcript, int]:
+    """The transcript and the index of its one reply."""
+    transcript = app.main.transcript
+    (index,) = [item.index for item in transcript.lines.items if item.kind == "text"]
+    return transcript, index
 
 
-def segments_of(block: AssistantBlock, needle: str) -> list[tuple[str, RichStyle]]:
+def lines_of(app: Any) -> list[str]:
+    """The text of every line the reply draws."""
+    transcript, index = reply_of(app)
+    return transcript.item_text(index)
+
+
+def segments_of(app: Any, needle: str) -> list[tuple[str, RichStyle]]:
     """The styled segments of the first line that contains `needle`."""
-    for y in range(block.text_height):
-        strip = block.render_line(y)
-        if needle in strip.text:
-            return [(segment.text, segment.style or RichStyle()) for segment in strip]
+    transcript, index = reply_of(app)
+    for row in transcript.item_rows(index):
+        if needle in row.body.text:
+            return [(segment.text, segment.style or RichStyle()) for segment in row.body]
     raise AssertionError(f"{needle!r} is not drawn")
 
 
-def style_of(block: AssistantBlock, word: str) -> RichStyle:
-    for piece, style in segments_of(block, word):
+def style_of(app: Any, word: str) -> RichStyle:
+    for piece, style in segments_of(app, word):
         if word in piece:
             return style
     raise AssertionError(f"{word!r} is not one segment")
+
+
+def reply_item(app: Any) -> Any:
+    transcript, index = reply_of(app)
+    return transcript.lines.items[index]
 
 
 async def show(reply: str) -> tuple[Any, Any]:
@@ -89,9 +101,9 @@ async def test_every_markdown_kind_is_drawn_by_the_one_widget_at_80_and_wide() -
         async with app.run_test(size=(width, 60)) as pilot:
             agent.followup(msg("plan it", "m1"))
             await idle(pilot, agent)
-            (block,) = app.main.transcript.query(AssistantBlock)
-            assert list(block.children) == []  # no paragraph, list or fence widgets
-            lines = lines_of(block)
+            transcript = app.main.transcript
+            assert list(transcript.children) == []  # no widget per item, paragraph or fence
+            lines = lines_of(app)
             text_ = "\n".join(lines)
             assert lines[0] == "Plan of the cache"
             assert "Some leaning and heavy words, inline_code(), gone and a link" in \
@@ -108,14 +120,14 @@ async def test_every_markdown_kind_is_drawn_by_the_one_widget_at_80_and_wide() -
                        for line in lines)
             assert any(set(line) == {"─"} for line in lines)  # the rule
             assert lines[-3:] == ["Done", "", "The end."]
-            assert all(len(line) <= block.size.width for line in lines)
+            assert all(len(line) <= transcript.text_width for line in lines)
             # styles: bold, italic, strike, inline code on its background, the link underlined
-            assert style_of(block, "heavy").bold and style_of(block, "leaning").italic
-            assert style_of(block, "gone").strike and style_of(block, "link").underline
-            code = style_of(block, "inline_code()")
-            plain = style_of(block, " words, ")
+            assert style_of(app, "heavy").bold and style_of(app, "leaning").italic
+            assert style_of(app, "gone").strike and style_of(app, "link").underline
+            code = style_of(app, "inline_code()")
+            plain = style_of(app, " words, ")
             assert code.bgcolor != plain.bgcolor and code.color != plain.color
-            assert style_of(block, "Name").bold
+            assert style_of(app, "Name").bold
             heights[width] = len(lines)
             await settle(pilot)
             shown = screen_text(app)
@@ -138,26 +150,26 @@ async def test_a_streamed_reply_ends_exactly_as_the_whole_text_renders() -> None
             await gated.parts.put(SAMPLE[start:start + step])
             if start % (step * 20) == 0:
                 await settle(pilot, rounds=1)
-        (block,) = app.main.transcript.query(AssistantBlock)
-        await wait_until(pilot, lambda: block.source == SAMPLE)
+        await wait_until(pilot, lambda: bool(app.main.transcript.lines.items) and any(
+            item.kind == "text" and item.current_text() == SAMPLE
+            for item in app.main.transcript.lines.items))
         await settle(pilot)
-        streamed, width = lines_of(block), block.size.width
-        assert block.streaming
+        streamed, width = lines_of(app), app.main.transcript.text_width
+        assert reply_item(app).streaming
         await gated.parts.put(None)
         await asyncio.wait_for(agent.when_idle(), 10)
-        await wait_until(pilot, lambda: not block.streaming)
+        await wait_until(pilot, lambda: not reply_item(app).streaming)
         await settle(pilot)
-        assert lines_of(block) == streamed
-        block.release_lines()  # parsed whole once complete: the same lines again
-        assert lines_of(block) == streamed
+        assert lines_of(app) == streamed
+        app.main.transcript.lines.cache.clear()  # parsed whole once complete: the same lines
+        assert lines_of(app) == streamed
 
     fresh = await add_agent(other, "fresh", "fresh")
     async with make_app(other).run_test(size=(80, 90)) as pilot:
         fresh.followup(msg("go", "m1"))
         await idle(pilot, fresh)
-        (whole,) = pilot.app.main.transcript.query(AssistantBlock)
-        assert whole.size.width == width
-        assert lines_of(whole) == streamed
+        assert pilot.app.main.transcript.text_width == width
+        assert lines_of(pilot.app) == streamed
 
 
 async def test_an_open_fence_is_plain_and_highlighted_once_closed() -> None:
@@ -170,20 +182,20 @@ async def test_an_open_fence_is_plain_and_highlighted_once_closed() -> None:
         app = pilot.app
         agent.followup(msg("go", "m1"))
         await gated.parts.put("Code:\n\n```python\nvalue = 42\n")
-        await wait_until(pilot, lambda: bool(app.main.transcript.query(AssistantBlock)))
-        (block,) = app.main.transcript.query(AssistantBlock)
-        await wait_until(pilot, lambda: "value = 42" in "\n".join(lines_of(block)))
-        colours = {style.color for piece, style in segments_of(block, "value") if piece.strip()}
+        await wait_until(pilot, lambda: any(
+            item.kind == "text" for item in app.main.transcript.lines.items))
+        await wait_until(pilot, lambda: "value = 42" in "\n".join(lines_of(app)))
+        colours = {style.color for piece, style in segments_of(app, "value") if piece.strip()}
         assert len(colours) == 1  # open: one plain colour
         await gated.parts.put("```\n\nAfter the code.")
-        await wait_until(pilot, lambda: "After the code." in "\n".join(lines_of(block)))
-        assert block.streaming
-        colours = {style.color for piece, style in segments_of(block, "value") if piece.strip()}
+        await wait_until(pilot, lambda: "After the code." in "\n".join(lines_of(app)))
+        assert reply_item(app).streaming
+        colours = {style.color for piece, style in segments_of(app, "value") if piece.strip()}
         assert len(colours) > 1  # closed (another block follows): highlighted
         await gated.parts.put(None)
         await asyncio.wait_for(agent.when_idle(), 10)
-        await wait_until(pilot, lambda: not block.streaming)
-        colours = {style.color for piece, style in segments_of(block, "value") if piece.strip()}
+        await wait_until(pilot, lambda: not reply_item(app).streaming)
+        colours = {style.color for piece, style in segments_of(app, "value") if piece.strip()}
         assert len(colours) > 1
 
 
@@ -192,23 +204,23 @@ async def test_search_marks_matches_in_text_lists_tables_and_code() -> None:
     async with app.run_test(size=(160, 60)) as pilot:
         agent.followup(msg("plan it", "m1"))
         await idle(pilot, agent)
-        (block,) = app.main.transcript.query(AssistantBlock)
-        lines = lines_of(block)
+        transcript, index = reply_of(app)
+        lines = lines_of(app)
         await pilot.press("ctrl+f", *"point")
         await settle(pilot)
-        assert block.search == "point"
+        assert transcript.marked == index and transcript.search_query == "point"
         for needle in ("first point", "nested point"):
-            marked = [piece for piece, style in segments_of(block, needle) if style.reverse]
+            marked = [piece for piece, style in segments_of(app, needle) if style.reverse]
             assert marked == ["point"]
-        block.set_search("circle")
-        marked = [piece for piece, style in segments_of(block, "# circle") if style.reverse]
+        transcript.mark(index, "circle")
+        marked = [piece for piece, style in segments_of(app, "# circle") if style.reverse]
         assert marked == ["circle"]
-        block.set_search("ALPHA")  # a capital matches exactly: none here
-        assert not [p for p, style in segments_of(block, "alpha") if style.reverse]
-        block.set_search(None)
-        assert not any(style.reverse for y in range(block.text_height)
-                       for style in (s.style for s in block.render_line(y)) if style)
-        assert lines_of(block) == lines  # marks change styles, never the text
+        transcript.mark(index, "ALPHA")  # a capital matches exactly: none here
+        assert not [p for p, style in segments_of(app, "alpha") if style.reverse]
+        transcript.mark(None)
+        assert not any(segment.style.reverse for row in transcript.item_rows(index)
+                       for segment in row.body if segment.style)
+        assert lines_of(app) == lines  # marks change styles, never the text
 
 
 async def test_escape_sequences_stay_visible_text_in_every_kind() -> None:
@@ -218,8 +230,7 @@ async def test_escape_sequences_stay_visible_text_in_every_kind() -> None:
     async with app.run_test(size=(100, 40)) as pilot:
         agent.followup(msg("go", "m1"))
         await idle(pilot, agent)
-        (block,) = app.main.transcript.query(AssistantBlock)
-        drawn = "\n".join(lines_of(block))
+        drawn = "\n".join(lines_of(app))
         assert "\x1b" not in drawn and "\x07" not in drawn
         assert "␛]0;pwned" in drawn and "␛[31mred␛[0m" in drawn
         assert "code ␛[2J [b]x[/b]" in drawn and "␛[1mcell" in drawn
@@ -232,26 +243,26 @@ async def test_a_reply_rewraps_on_resize_and_redraws_after_release() -> None:
     async with app.run_test(size=(160, 50)) as pilot:
         agent.followup(msg("go", "m1"))
         await idle(pilot, agent)
-        (block,) = app.main.transcript.query(AssistantBlock)
-        wide, wide_width = lines_of(block), block.size.width
+        transcript, index = reply_of(app)
+        wide, wide_width = lines_of(app), transcript.text_width
         await pilot.resize_terminal(220, 50)
         await settle(pilot)
-        assert block.size.width > wide_width
-        wider = lines_of(block)
+        assert transcript.text_width > wide_width
+        wider = lines_of(app)
         assert len(wider) < len(wide)
         await pilot.resize_terminal(100, 50)
         await settle(pilot)
-        assert block.size.width < wide_width
-        narrow = lines_of(block)
+        assert transcript.text_width < wide_width
+        narrow = lines_of(app)
         assert len(narrow) > len(wide)
-        assert block.size.height == len(narrow)
-        assert all(len(line) <= block.size.width for line in narrow)
+        assert transcript.region_of(index)[1] == len(narrow)
+        assert all(len(line) <= transcript.text_width for line in narrow)
         assert " ".join(" ".join(narrow).split()) == " ".join(" ".join(wide).split())
-        assert block.release_lines() > 0 and block.held_lines() == 0
-        assert lines_of(block) == narrow
+        transcript.lines.cache.clear()
+        assert transcript.lines.cache.held == 0 and lines_of(app) == narrow
 
 
-async def test_a_window_of_replies_mounts_one_widget_per_reply() -> None:
+async def test_many_replies_are_drawn_by_one_widget_from_a_bounded_cache() -> None:
     replies = [text(SAMPLE) for _ in range(6)]
     ctx, _ = world(replies)
     agent = await add_agent(ctx, "planner", "planner")
@@ -260,12 +271,13 @@ async def test_a_window_of_replies_mounts_one_widget_per_reply() -> None:
             agent.followup(msg(f"again {n}", f"m{n}"))
             await idle(pilot, agent)
         transcript = pilot.app.main.transcript
-        blocks = list(transcript.blocks.values())
-        replies_shown = [b for b in blocks if isinstance(b, AssistantBlock)]
-        assert len(replies_shown) == 6
-        widgets = list(transcript.walk_children(Widget))
-        assert all(not list(reply.children) for reply in replies_shown)
-        assert len(widgets) <= len(blocks) + 3  # blocks, plus markers and the empty hint
+        shown = [item.index for item in transcript.lines.items if item.kind == "text"]
+        assert len(shown) == 6 and not list(transcript.children)
+        transcript.lines.cache.max_lines = 120
+        transcript.lines.cache.clear()
+        for index in shown:
+            assert transcript.item_text(index)[-1] == "The end."
+        assert transcript.lines.cache.held <= 120 + len(transcript.item_rows(shown[-1]))
 
 
 async def test_a_new_theme_draws_the_reply_in_its_colours() -> None:
@@ -273,14 +285,13 @@ async def test_a_new_theme_draws_the_reply_in_its_colours() -> None:
     async with app.run_test(size=(120, 60)) as pilot:
         agent.followup(msg("go", "m1"))
         await idle(pilot, agent)
-        (block,) = app.main.transcript.query(AssistantBlock)
-        lines = lines_of(block)
-        dark_code, dark_text = style_of(block, "inline_code()"), style_of(block, " words, ")
+        lines = lines_of(app)
+        dark_code, dark_text = style_of(app, "inline_code()"), style_of(app, " words, ")
         app.theme = "light"
         await settle(pilot)
-        light_code, light_text = style_of(block, "inline_code()"), style_of(block, " words, ")
+        light_code, light_text = style_of(app, "inline_code()"), style_of(app, " words, ")
         assert light_text.bgcolor != dark_text.bgcolor and light_code.color != dark_code.color
         assert light_code.bgcolor != light_text.bgcolor
-        assert lines_of(block) == lines
+        assert lines_of(app) == lines
         shown = screen_text(app)
         assert "inline_code()" in shown or "The end." in shown

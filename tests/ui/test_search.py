@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from dsh_tui.harness import new_world
 from dsh_tui.harness.readonly import register_log_agent
 from dsh_tui.harness.session import SessionEvent
 from dsh_tui.llm.scripted import text
 from dsh_tui.ui.state.search import SearchState, find_matches
 from dsh_tui.ui.state.transcript import TranscriptModel
-from dsh_tui.ui.widgets.blocks import NewerMarker
 from dsh_tui.ui.widgets.search_bar import SearchBar
 
 from .conftest import (
@@ -38,6 +39,39 @@ def test_matches_follow_smart_case_and_cover_tool_calls() -> None:
     assert find_matches(model.items, "") == []
 
 
+def test_searching_again_reads_only_the_items_added_or_changed_since() -> None:
+    model = TranscriptModel()
+    model.apply_all(long_log(50, {3, 40}))
+    state = SearchState()
+    read: list[int] = []
+    import dsh_tui.ui.state.search as search
+
+    original = search.matches_item
+
+    def counted(item: Any, query: str) -> bool:
+        read.append(item.index)
+        return original(item, query)
+
+    search.matches_item = counted  # type: ignore[assignment]
+    try:
+        state.refresh("a", model.items, "needle")
+        assert len(read) == len(model.items) and len(state.matches) == 2
+        read.clear()
+        state.refresh("a", model.items, "needle")  # nothing changed: nothing read
+        assert read == []
+        grown = len(model.items)
+        model.apply_all(ev for ev in long_log(51, {51})[-4:])
+        model.items[state.matches[0]].version += 1  # an item changed (a stream, a toggle)
+        state.refresh("a", model.items, "needle")
+        assert sorted(read) == sorted([state.matches[0], *range(grown, len(model.items))])
+        assert len(state.matches) == 3
+        read.clear()
+        state.refresh("a", model.items, "other")  # a new query reads everything
+        assert len(read) == len(model.items)
+    finally:
+        search.matches_item = original  # type: ignore[assignment]
+
+
 def test_stepping_starts_at_the_newest_match_and_wraps() -> None:
     model = TranscriptModel()
     model.apply_all(long_log(10, {2, 5, 9}))
@@ -60,6 +94,11 @@ def test_stepping_starts_at_the_newest_match_and_wraps() -> None:
     assert state.status() == "no match" and state.step(older=True) == (None, False)
 
 
+def search_border(transcript: Any, index: int) -> bool:
+    """Whether item `index` is drawn with the search match's border."""
+    return transcript.item_rows(index)[0].lead[0].text == "█"
+
+
 async def test_ctrl_f_finds_a_match_thousands_of_items_back_and_end_returns() -> None:
     ctx = new_world(read_only=True)
     register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0},
@@ -75,38 +114,29 @@ async def test_ctrl_f_finds_a_match_thousands_of_items_back_and_end_returns() ->
         await pilot.press(*"needle")
         await settle(pilot)
         # The newest match (turn 2,400) is a few hundred items back: revealed and marked.
-        assert "1 of 2" not in str(bar.query_one("#search-status").render())
         assert "2 of 2" in str(bar.query_one("#search-status").render())
         hit = transcript.marked
         assert hit is not None and "answer 2400 mentions" in items[hit].current_text()
-        assert transcript.blocks[hit].has_class("-search-hit")
+        assert search_border(transcript, hit)
         assert "answer 2400 mentions the Needle" in screen_text(app)
-        # enter: the older match, at turn 3, ~10,000 items back: the window moves there.
+        # enter: the older match, at turn 3, ~10,000 items back: a scroll there, drawing
+        # only what shows on the way (the items in between keep their estimated heights).
         await pilot.press("enter")
         await settle(pilot)
         hit = transcript.marked
         assert hit is not None and "answer 3 mentions" in items[hit].current_text()
-        assert transcript.first <= hit < transcript.end and transcript.detached
-        # A window around the match, not the ~10,000 items between it and the tail (a page
-        # of older items may join it: the match sits near the top of the window).
-        assert len(transcript.blocks) <= transcript.WINDOW + transcript.CONTEXT + transcript.PAGE
         assert "answer 3 mentions the Needle" in screen_text(app)
         assert "1 of 2" in str(bar.query_one("#search-status").render())
-        newer = transcript.query_one(NewerMarker)
-        assert f"{len(items) - transcript.end:,} later items" in str(newer.render())
-        # Scrolling to the bottom of the window mounts the next page.
-        end_before = transcript.end
-        transcript.scroll_end(animate=False, immediate=True)
-        await settle(pilot)
-        assert transcript.end == end_before + transcript.PAGE
+        assert not transcript.following and transcript.lines.measured < 200
+        first, _height = transcript.region_of(hit)
+        assert transcript.scroll_y <= first < transcript.scroll_y + transcript.size.height
         # escape closes the bar (not the agent), end goes back to the live tail.
         await pilot.press("escape")
         await settle(pilot)
         assert not bar.is_open and transcript.has_focus and transcript.marked is None
         await pilot.press("end")
         await settle(pilot)
-        assert not transcript.detached and transcript.end == len(items)
-        assert "answer 2500" in screen_text(app) and not transcript.query(NewerMarker)
+        assert transcript.following and "answer 2500" in screen_text(app)
 
 
 async def test_search_in_a_live_agent_sees_new_output_and_reports_no_match() -> None:
@@ -127,45 +157,35 @@ async def test_search_in_a_live_agent_sees_new_output_and_reports_no_match() -> 
         await settle(pilot)
         assert "1 of 1" in str(bar.query_one("#search-status").render())
         hit = app.main.transcript.marked
-        assert hit is not None and app.main.transcript.blocks[hit].has_class("-search-hit")
+        assert hit is not None and search_border(app.main.transcript, hit)
         assert agent.status == "idle" and not agent.inbox.has_pending
 
 
-async def test_a_detached_window_counts_new_output_instead_of_mounting_it() -> None:
+async def test_new_output_waits_below_a_far_match_being_read() -> None:
     replies = [text("the needle is here"), *(text(f"reply {n}") for n in range(1, 14))]
     ctx, _ = world(replies)
     agent = await add_agent(ctx, "planner", "planner")
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
         transcript = app.main.transcript
-        # Smaller thresholds than the shipped ones, so 13 turns are a "long" session.
-        transcript.HIGH_WATER, transcript.LOW_WATER, transcript.NEAR = 24, 12, 4
-        transcript.TAIL_HIGH, transcript.TAIL_LOW = 24, 12
         for n in range(13):
             agent.followup(msg(f"question {n}", f"m{n}"))
             await idle(pilot, agent)
-        items = app.main.selected_view.transcript.items
-        assert transcript.first > transcript.NEAR  # the first reply is far out of the window
         await pilot.press("ctrl+f", *"needle")
         await settle(pilot)
-        assert transcript.detached and transcript.marked is not None
-        end, count = transcript.end, len(items)
+        assert not transcript.following and transcript.marked is not None
+        top = transcript.scroll_y
         agent.followup(msg("one more", "m-last"))
         await idle(pilot, agent)
         await settle(pilot)
-        grown = len(items) - count
-        assert grown > 0 and transcript.end == end  # nothing new was mounted
-        newer = transcript.query_one(NewerMarker)
-        assert f"{len(items) - end:,} later items" in str(newer.render())
-        assert "reply 13" not in screen_text(app)
+        assert transcript.scroll_y == top and "reply 13" not in screen_text(app)
+        assert "new output below" in screen_text(app)
         await pilot.press("escape", "end")
         await settle(pilot)
-        assert not transcript.detached and "reply 13" in screen_text(app)
+        assert transcript.following and "reply 13" in screen_text(app)
 
 
 async def test_search_highlights_the_match_not_the_whole_block() -> None:
-    from dsh_tui.ui.widgets.blocks import MATCH_STYLE, UserBlock
-
     ctx, _model = world([text("fine")])
     agent = await add_agent(ctx, "a", "a")
     app = make_app(ctx)
@@ -175,13 +195,15 @@ async def test_search_highlights_the_match_not_the_whole_block() -> None:
         await idle(pilot, agent)
         await pilot.press("ctrl+f", *"needle")
         await settle(pilot)
-        block = next(b for b in app.main.transcript.query(UserBlock))
-        assert block.has_class("-search-hit")
-        content = block.render()
-        plain = content.plain
-        start = plain.index("needle")
-        spans = [(s.start, s.end) for s in content.spans if str(s.style) == MATCH_STYLE]
-        assert spans == [(start, start + len("needle"))]
+        transcript = app.main.transcript
+        (user,) = [item.index for item in transcript.lines.items if item.kind == "user"]
+        assert transcript.marked == user and search_border(transcript, user)
+
+        def reversed_text() -> list[str]:
+            return [segment.text for row in transcript.item_rows(user) for segment in row.body
+                    if segment.style is not None and segment.style.reverse]
+
+        assert reversed_text() == ["needle"]
         await pilot.press("escape")
         await settle(pilot)
-        assert not [s for s in block.render().spans if str(s.style) == MATCH_STYLE]
+        assert reversed_text() == [] and not search_border(transcript, user)

@@ -33,8 +33,7 @@ WAITING_SHOWN_AFTER_S = 2
 
 
 def set_title(widget: Widget, title: str, attr: str = "border_title") -> None:
-    """Set a border title as plain text (agent names are never markup), only on change:
-    Textual repaints the whole widget on every assignment."""
+    """Set a border title as plain text (agent names are never markup), only on change."""
     cache = f"_dsh_{attr}"
     if getattr(widget, cache, None) == title:
         return

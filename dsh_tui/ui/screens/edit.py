@@ -21,8 +21,8 @@ from textual.reactive import var
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
+from ..badges import lane_badge
 from ..state.text import short_id, visible_label
-from ..widgets.blocks import lane_badge
 from ..widgets.composer import SafeTextArea
 
 SaveCallback = Callable[[str], bool]

@@ -15,9 +15,9 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ..badges import lane_badge
 from ..bindings import keys_for
 from ..keys import ACTIONS, AREA_ORDER
-from ..widgets.blocks import lane_badge
 
 LEGEND: tuple[tuple[str, str], ...] = (
     ("follow-up", "queued for the next turn, one message per turn"),

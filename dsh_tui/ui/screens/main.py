@@ -45,6 +45,7 @@ from ..state.bridge import Bridge, FlushBatch
 from ..state.config import UiConfig
 from ..state.gestures import refused
 from ..state.workspace import initial_breakpoints, initial_selection, workspace_of
+from ..textual_compat import forward
 from ..widgets.agent_tree import AgentTree
 from ..widgets.breakpoint_panel import BreakpointPanel
 from ..widgets.composer import Composer
@@ -284,7 +285,7 @@ class MainScreen(Screen[None]):
         if self.app.screen is not self:
             return
         self.set_focus(composer)  # now, not later: the next keys must follow it
-        composer._forward_event(events.Key(key, character))
+        forward(composer, events.Key(key, character))
 
     # -- selection, flushes, titles (controllers/selection.py) ---------------------------------
 

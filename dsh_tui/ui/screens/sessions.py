@@ -292,10 +292,11 @@ class PickerApp(App[Target | None]):
         self.catalog = catalog
 
     def get_driver_class(self) -> type[Driver]:
-        """As the main app's: a hang-up must not leave the picker running (`driver.py`)."""
+        """As the main app's: a hang-up must not leave the picker running
+        (`textual_compat.terminal_driver_class`)."""
         if os.name != "posix":
             return super().get_driver_class()
-        from ..driver import terminal_driver_class  # termios: POSIX only, so imported here
+        from ..textual_compat import terminal_driver_class
 
         return terminal_driver_class(super().get_driver_class())
 

@@ -8,6 +8,7 @@ around it (app, screens, widgets) stays a thin renderer of this state.
     bridge       session events → coalesced flushes for the screen
     agent_view   one agent as the screen knows it (transcript, inbox tombstones, unsent)
     transcript   a session's conversation as items, folded one event at a time
+    transcript_lines  the transcript as lines: heights, y → (item, line), a line cache
     inbox_rows   the rows the inbox pane lists
     lanes        follow-up / steer / inject: how a message is filed and badged
     text         short ids, one-line summaries, durations, token counts, reason words
@@ -22,7 +23,6 @@ around it (app, screens, widgets) stays a thin renderer of this state.
     notices      the status line's one notice and when it goes
     search       transcript search
     breakpoints  pauses before a step and what the person chose
-    gcpacing     when the garbage collector may run
     export       a session as Markdown or JSONL
     config       the config file and its settings
     routes       named model routes ([routes.NAME]): what each new agent may run on

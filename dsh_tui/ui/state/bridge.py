@@ -216,8 +216,7 @@ class Bridge:
     def _scheduled_flush(self) -> None:
         """The scheduled flush. It is not held while the person types: folding events into
         the models is cheap in small slices and dear in big ones (a step's chunks are packed
-        once it ends, and reading them back unpacks them); what waits for typing to pause
-        is the drawing of streamed text (`keysfirst.py`, the transcript's sync)."""
+        once it ends, and reading them back unpacks them)."""
         if self._scheduled:
             self.flush()
 

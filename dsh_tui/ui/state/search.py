@@ -1,9 +1,10 @@
 """Finding text in a transcript model: which items match, and where the cursor goes next.
 
-The search runs over the model, not the widgets: the transcript mounts only a
-window of a long session, and a match two thousand items back must be found (and
-then revealed) all the same. Case follows the query ("smart case", as in less and
-ripgrep): all lowercase matches any case, a capital letter makes it exact.
+The search runs over the model, not the widgets: a match two thousand items back is
+found all the same (and the transcript scrolls to it). Each step searches again, as the
+transcript may have grown; only items new or changed since the last search are read
+again. Case follows the query ("smart case", as in less and ripgrep): all lowercase
+matches any case, a capital letter makes it exact.
 """
 
 from __future__ import annotations
@@ -22,18 +23,19 @@ def searchable_text(item: Item) -> str:
     return item.current_text()
 
 
+def matches_item(item: Item, query: str) -> bool:
+    """Whether `item`'s text contains `query` (smart case)."""
+    if not query:
+        return False
+    text = searchable_text(item)
+    if query != query.lower():
+        return query in text
+    return query in text.lower()
+
+
 def find_matches(items: Sequence[Item], query: str) -> list[int]:
     """Indexes of the items whose text contains `query`, oldest first."""
-    if not query:
-        return []
-    exact = query != query.lower()
-    needle = query if exact else query.lower()
-    found = []
-    for item in items:
-        text = searchable_text(item)
-        if needle in (text if exact else text.lower()):
-            found.append(item.index)
-    return found
+    return [item.index for item in items if matches_item(item, query)]
 
 
 @dataclass
@@ -45,13 +47,34 @@ class SearchState:
     matches: list[int] = field(default_factory=list)
     current: int | None = None
     """Position in `matches` (not an item index), or None before the first step."""
+    _read: tuple[str, str | None, Sequence[Item] | None, list[int]] = \
+        field(default=("", None, None, []), repr=False)
+    """(query, agent, items, each item's version) the matches were found for."""
 
     def refresh(self, agent_id: str | None, items: Sequence[Item], query: str) -> None:
         """Search again (new query, other agent, or items that grew), keeping the current
-        item when it still matches."""
+        item when it still matches. The same query over the same transcript reads only
+        the items added or changed since (their version moved)."""
         keep = self.item
+        read_query, read_agent, read_items, versions = self._read
+        if (read_query, read_agent) != (query, agent_id) or read_items is not items:
+            versions = []
+            found: set[int] = set()
+        else:
+            found = set(self.matches)
+        for position, item in enumerate(items):
+            if position < len(versions) and versions[position] == item.version:
+                continue
+            found.discard(item.index)
+            if matches_item(item, query):
+                found.add(item.index)
+            if position < len(versions):
+                versions[position] = item.version
+            else:
+                versions.append(item.version)
         self.query, self.agent_id = query, agent_id
-        self.matches = find_matches(items, query)
+        self._read = (query, agent_id, items, versions)
+        self.matches = sorted(found)
         self.current = self.matches.index(keep) if keep in self.matches else None
 
     @property

@@ -23,18 +23,15 @@ from ..panekeys import PaneKeys
 from ..state.agent_view import AgentView
 from ..state.hold_view import tree_badge
 from ..state.text import visible_label
-from .repaint import KeepLinesOnHeight
 
 SPINNER = "◐◓◑◒"
-LINE_CACHE = 256
-"""Rendered tree lines kept (Textual's default is 1,024)."""
 SPINNER_TICKS = 3
 """App ticks (0.1 s each) per spinner glyph. Every glyph change repaints the row of every
 running agent, and with 20 agents streaming that was a third of the app's frame time
 (benchmarks/bench_keys.py); a glyph every 0.3 s still reads as motion."""
 
 
-class AgentTree(PaneKeys, KeepLinesOnHeight, Tree[str]):
+class AgentTree(PaneKeys, Tree[str]):
     """A Tree whose node data is the agent id."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -64,11 +61,6 @@ class AgentTree(PaneKeys, KeepLinesOnHeight, Tree[str]):
         self.guide_depth = 3
         self.nodes: dict[str, TreeNode[str]] = {}
         self.frame = 0
-        # Textual keys its line cache on every update counter, so each spinner frame and
-        # label change adds entries that are never hit again; its 1,024 rendered lines
-        # (each a strip with seven caches and the pieces the compositor cut it into) were
-        # a steady part of the soak's heap. A few screens' worth of rows is enough.
-        self._line_cache.maxsize = LINE_CACHE
 
     # -- structure --------------------------------------------------------------------------
 
@@ -115,24 +107,7 @@ class AgentTree(PaneKeys, KeepLinesOnHeight, Tree[str]):
             # An unchanged label is not set again: setting one repaints the node's lines, and
             # every flush while agents stream would otherwise repaint the tree.
             if node.label != label:
-                self._relabel(node, label)
-
-    def _relabel(self, node: TreeNode[str], label: Text) -> None:
-        """Textual's `set_label`, repainting the node's own row only.
-
-        `set_label` repaints the node and every row below it (its sub-agents, at any
-        depth), though a row draws nothing of its owner's label: with sub-agents, each
-        change of an owner's state or turn redrew its whole subtree, ~0.25 ms a row, in
-        the frame a typed key waits behind (`benchmarks/bench_keys.py`). The node's update
-        count still moves, so its own cached row is drawn again."""
-        node._updates += 1
-        node._label = self.process_label(label)
-        self.call_later(self._refresh_own_row, node)
-
-    def _refresh_own_row(self, node: TreeNode[str]) -> None:
-        line = node._line
-        if line != -1:
-            self._refresh_line(line)
+                node.set_label(label)
 
     def label_for(self, view: AgentView) -> Text:
         theme = self.app.current_theme
@@ -194,10 +169,8 @@ class AgentTree(PaneKeys, KeepLinesOnHeight, Tree[str]):
         return text
 
     def tick(self, views: dict[str, AgentView], hold: bool = False) -> bool:
-        """Advance the spinner of running agents; False when nothing is running.
-
-        `hold`: the person is typing, so the spinner stands still (a glyph change repaints
-        the row of every running agent, a frame a typed key could wait behind)."""
+        """Advance the spinner of running agents (`hold`: it stands still); False when
+        nothing is running."""
         running = {agent_id for agent_id, view in views.items()
                    if view.agent.status == "running"}
         if not running:

@@ -23,10 +23,10 @@ from textual.reactive import var
 from textual.widgets import Button, OptionList, Static
 from textual.widgets.option_list import Option
 
+from ..badges import lane_badge
 from ..state.breakpoints import CONTINUE, SKIP, Pause
 from ..state.lanes import lane_of, source_label
 from ..state.text import short_id, visible
-from .blocks import lane_badge
 from .flat_highlight import FlatHighlight
 
 DISARM = "disarm"

@@ -1,16 +1,10 @@
 """The composer (`#composer`): a multi-line input with three ways to send.
 
-`enter` queues a follow-up (next turn), `ctrl+s` steers the running turn (next
-step, wakes an idle agent), `ctrl+t` (`alt+t` in a browser, which keeps ctrl+t for a
-new tab) injects context for the next step without waking anyone, `ctrl+j` inserts a
-newline (so does `shift+enter` in a browser and where the terminal reports it; most
-terminals send it as enter, so a terminal never advertises it). `ctrl+w` or `alt+backspace`
-deletes the word before the cursor (a browser closes the tab on ctrl+w). Pasted text
-keeps its newlines. `up` on the first line and `down` on the last walk through what was
-sent before.
-
-Keys are resolved through the bindings, not hard-coded, so remapping `followup`
-to another key in the config frees `enter` to insert newlines again.
+`enter` queues a follow-up (next turn), `ctrl+s` steers the running turn (next step, wakes
+an idle agent), `ctrl+t` (`alt+t` in a browser) injects context for the next step without
+waking anyone, `ctrl+j` inserts a newline. `ctrl+w` or `alt+backspace` deletes a word.
+Pasted text keeps its newlines; `up`/`down` at the edges walk through what was sent. Keys
+resolve through the bindings, so remapping `followup` frees `enter` for newlines.
 """
 
 from __future__ import annotations
@@ -19,14 +13,10 @@ from typing import Any, ClassVar
 
 from textual import events
 from textual.binding import BindingType
-from textual.geometry import Region
-from textual.message import Message
-from textual.strip import Strip
 from textual.widgets import TextArea
 from textual.widgets.text_area import Edit, EditResult
 
 from ..bindings import bind
-from ..keypaint import KeyPaint
 from ..panekeys import run_bound_key
 from ..state.text import visible_input
 
@@ -43,26 +33,7 @@ class SafeTextArea(TextArea):
     """
 
     def __init__(self, text: str = "", **kwargs: Any) -> None:
-        self._styled: tuple[Any, int] | None = None
-        self._style_updates = 0
         super().__init__(visible_input(text), **kwargs)
-
-    def notify_style_update(self) -> None:
-        self._style_updates += 1
-        super().notify_style_update()
-
-    def render_lines(self, crop: Region) -> list[Strip]:
-        """TextArea's, without applying the CSS to its theme on every render.
-
-        TextArea copies its CSS (base colours, cursor, selection) into its theme each time
-        it draws, ~1 ms of every keystroke's frame; the result changes only when the CSS
-        does (a theme, focus, a class: `notify_style_update`) or the theme object is
-        replaced (TextArea makes a new one on each theme change), so it is applied then."""
-        theme = self._theme
-        if theme is not None and self._styled != (theme, self._style_updates):
-            theme.apply_css(self)
-            self._styled = (theme, self._style_updates)
-        return super(TextArea, self).render_lines(crop)
 
     def edit(self, edit: Edit) -> EditResult:
         """Every change to the document passes here (Textual's public `TextArea.edit`):
@@ -99,20 +70,8 @@ class Composer(SafeTextArea):
         self.sent_history: list[str] = []
         self._history_index: int | None = None
         self._draft = ""
-        self.key_paint = KeyPaint(self)
-        """Paints what a key changed here at once, ahead of the screen's next frame."""
 
     # -- keys ----------------------------------------------------------------------------------
-
-    async def _on_message(self, message: Message) -> None:
-        """Once a key is handled here (typed, deleted, moved the cursor), its change is
-        painted now, before the layout and redraw of streamed text that the screen's next
-        frame would make it wait behind (`keypaint.py`)."""
-        await super()._on_message(message)
-        if isinstance(message, events.Key) and self.is_mounted and self.key_paint.after_key():
-            painted = getattr(self.app, "key_painted", None)
-            if callable(painted):
-                painted()  # streamed text that waited for typing is drawn right after it
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """What the screen does not offer (`view` is read-only), the composer does not either."""

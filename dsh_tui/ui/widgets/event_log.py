@@ -12,7 +12,6 @@ fast with thousands of them.
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
@@ -20,8 +19,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
-from textual.geometry import Region
-from textual.reactive import Reactive, var
+from textual.reactive import var
 from textual.widget import Widget
 from textual.widgets import Checkbox, Input, Log
 
@@ -84,36 +82,6 @@ def format_entry(entry: LogEntry, *, with_agent: bool) -> str:
     return f"{marker} {who}{visible_label(entry.type):<24} {summarize(entry)}"
 
 
-def _virtual_size_set() -> bool:
-    """Whether the `refresh()` running now was asked by setting a widget's `virtual_size`
-    (Textual's reactive, declared with layout=True). False on a Textual whose reactive
-    setter is not recognised: the refresh then goes through as asked."""
-    frame = sys._getframe(2)  # (this, the refresh, then its caller)
-    if frame.f_code is not _REACTIVE_SET:
-        return False
-    reactive = frame.f_locals.get("self")
-    return getattr(reactive, "name", None) == "virtual_size"
-
-
-_REACTIVE_SET = getattr(getattr(Reactive, "_set", None), "__code__", None)
-
-
-class EventLines(Log):
-    """The log's lines. New lines (a reload, each flush while it is open) change only
-    their own virtual size: that repaints the log and its scrollbar here, where Textual's
-    `Log` asks for a layout of the whole screen (every pane and every transcript block
-    arranged again) each time; its size is set by the layout, never by its lines. A
-    scrollbar that must appear or go still asks for the layout (its own reactive)."""
-
-    def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False,
-                recompose: bool = False) -> EventLines:
-        if layout and not regions and not recompose and _virtual_size_set():
-            layout = False
-            self._scroll_update(self.virtual_size)
-        super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
-        return self
-
-
 class EventLogRoom(Widget):
     """The rows the open event log covers in the centre column (main.tcss): shown with the
     log, so the transcript and the breakpoint panel end above it, where they are read, and
@@ -153,7 +121,7 @@ class EventLog(Vertical):
             yield Input(DEFAULT_FILTER, placeholder="filter: inbox turn/ -chunk @agent",
                         id="event-filter")
             yield Checkbox("all agents", False, id="event-all")
-        yield EventLines(max_lines=MAX_LINES, highlight=False, id="event-lines")
+        yield Log(max_lines=MAX_LINES, highlight=False, id="event-lines")
 
     @property
     def log_widget(self) -> Log:

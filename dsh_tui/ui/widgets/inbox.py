@@ -7,13 +7,10 @@ moment: a green receipt when the agent claimed them, a struck-through tombstone
 with undo when they were discarded.
 
 The pane re-renders only when the projection changed: inbox snapshots are
-cached tuples, so an identity check tells whether anything moved. Even then only the
-rows whose text changed are drawn again (`_put_options`): with 20 agents streaming, the
-shown agent's inbox changes with every follow-up queued and claimed, and Textual's
-`set_options` lays out the screen and draws every line of the pane each time, a frame a
-typed key waited behind (`benchmarks/bench_keys.py`). Only the rows that fill the pane
-and the next screen get options (Textual measures every option it holds); the rest are
-built as the person scrolls or moves toward them (`scale.select_inbox_10k_ms`).
+cached tuples, so an identity check tells whether anything moved. Only the rows that
+fill the pane and the next screen get options (Textual measures every option it holds);
+the rest are built as the person scrolls or moves toward them
+(`scale.select_inbox_10k_ms`).
 """
 
 from __future__ import annotations
@@ -23,10 +20,10 @@ from typing import Any, ClassVar
 from textual import events
 from textual.binding import BindingType
 from textual.content import Content
-from textual.geometry import Region
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from ..badges import lane_badge
 from ..bindings import bind
 from ..panekeys import PaneKeys, run_bound_key
 from ..state.agent_view import AgentView
@@ -35,9 +32,7 @@ from ..state.inbox_rows import RECENT_RECEIPTS, InboxRow, inbox_rows
 from ..state.lanes import lane_of, source_label
 from ..state.marks import Marks
 from ..state.text import short_id, visible
-from .blocks import lane_badge
 from .flat_highlight import FlatHighlight
-from .repaint import EdgeTitle, KeepLinesOnHeight, ScrollsWithoutLayout
 
 PREVIEW_LINES = 3
 PREVIEW_CHARS = 240
@@ -123,14 +118,7 @@ def least_lines(row: InboxRow) -> int:
     return 1
 
 
-def _same_prompt(a: Any, b: Any) -> bool:
-    """Whether two option prompts draw the same (Content's own `==` compares text only)."""
-    if isinstance(a, Content) and isinstance(b, Content):
-        return a.plain == b.plain and a.spans == b.spans
-    return type(a) is type(b) and a == b
-
-
-class InboxView(FlatHighlight, PaneKeys, KeepLinesOnHeight, ScrollsWithoutLayout, OptionList):
+class InboxView(FlatHighlight, PaneKeys, OptionList):
     """An OptionList of inbox rows; option ids are `msg:<id>`, `tomb:<n>`, `hdr:<target>`."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -153,9 +141,6 @@ class InboxView(FlatHighlight, PaneKeys, KeepLinesOnHeight, ScrollsWithoutLayout
            "Typing here types into the composer: no letter is an inbox command (space " \
            "marks an item only while the composer is empty)."
 
-    border_title = EdgeTitle(bottom=False)
-    """Repaints the top border only: the title's counts change with every follow-up."""
-
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.view: AgentView | None = None
@@ -164,7 +149,6 @@ class InboxView(FlatHighlight, PaneKeys, KeepLinesOnHeight, ScrollsWithoutLayout
         self.rows: list[InboxRow] = []
         self.render_count = 0
         self._snapshot: tuple[Any, ...] = ()
-        self._fresh = True
         self._built = 0
         """How many of `rows` have an option (the rest are built when scrolled to)."""
 
@@ -181,7 +165,6 @@ class InboxView(FlatHighlight, PaneKeys, KeepLinesOnHeight, ScrollsWithoutLayout
     def show(self, view: AgentView | None) -> None:
         self.view = view
         self._snapshot = ()
-        self._fresh = True  # another agent's inbox: drawn whole, from its top
         self._built = 0
         self.sync()
 
@@ -301,81 +284,8 @@ class InboxView(FlatHighlight, PaneKeys, KeepLinesOnHeight, ScrollsWithoutLayout
             built = max(built, self._rows_to_fill(kept + 1, self._height()))
         self._built = built
         self.render_count += 1
-        self._put_options(self._options_for(0, built))
+        self.set_options(self._options_for(0, built))
         self._restore(keep)
-
-    def _put_options(self, options: list[Option]) -> None:
-        """Show `options`, drawing again only the lines that changed.
-
-        An option that keeps its place, id and prompt stays the same object, so the lines
-        Textual drew for it (cached per option) stay valid; only the lines whose option or
-        place changed are repainted. Textual's `set_options` instead drops every drawn line
-        and asks for a layout of the whole screen. Another agent's inbox (`show`), a pane
-        not laid out yet, or one whose height follows its content: `set_options` it is."""
-        if self._fresh or not self.is_mounted or not self.scrollable_content_region \
-                or self.styles.auto_dimensions:
-            self._fresh = not self.is_mounted
-            self.set_options(options)
-            return
-        old_options = list(self._options)
-        old_lines = [(id(old_options[index]), offset) for index, offset in self._lines]
-        kept: list[Option] = []
-        for index, option in enumerate(options):
-            previous = old_options[index] if index < len(old_options) else None
-            if previous is not None and previous.id == option.id \
-                    and previous.disabled == option.disabled \
-                    and _same_prompt(previous.prompt, option.prompt):
-                kept.append(previous)
-            else:
-                kept.append(option)
-        alive = {id(option) for option in kept}
-        cache = self._option_render_cache
-        drawn = list(cache.keys())  # (LRUCache has no iterator of its own)
-        for key in drawn:
-            if id(key[0]) not in alive:
-                cache.discard(key)
-        self._options[:] = kept
-        self._id_to_option.clear()
-        self._id_to_option.update((o.id, o) for o in kept if o.id is not None)
-        self._option_to_index.clear()
-        self._option_to_index.update((o, index) for index, o in enumerate(kept))
-        if self._mouse_hovering_over is not None and self._mouse_hovering_over >= len(kept):
-            self._mouse_hovering_over = None
-        if self.highlighted is not None and self.highlighted >= len(kept):
-            self._move_highlight(None)
-        self._line_cache.clear()
-        new_lines = [(id(kept[index]), offset) for index, offset in self._lines]
-        if self.scroll_y > self.max_scroll_y:
-            self.scroll_y = self.max_scroll_y  # (a scroll repaints the pane anyway)
-        width = self.scrollable_content_region.width
-        top = round(self.scroll_y)
-        for y in range(max(len(old_lines), len(new_lines))):
-            old = old_lines[y] if y < len(old_lines) else None
-            new = new_lines[y] if y < len(new_lines) else None
-            if old != new:
-                self.refresh(Region(0, y - top, width, 1))
-
-    def _move_highlight(self, index: int | None) -> None:
-        """Highlight the option at `index`, repainting only the lines of the option that
-        loses the highlight and of the one that gets it (Textual's `highlighted` repaints
-        the whole pane on every change)."""
-        previous = self.highlighted
-        if previous == index:
-            return
-        self.set_reactive(OptionList.highlighted, index)
-        self._refresh_option(previous)
-        self._refresh_option(index)
-        self.watch_highlighted(index)
-
-    def _refresh_option(self, index: int | None) -> None:
-        if index is None:
-            return
-        line = self._index_to_line.get(index)
-        if line is None:
-            return
-        height = self._heights.get(index, 1)
-        self.refresh(Region(0, line - round(self.scroll_y),
-                            self.scrollable_content_region.width, height))
 
     def _restore(self, keep: str | None) -> None:
         """After a sync: the item that was highlighted stays highlighted where it is now;
@@ -391,7 +301,7 @@ class InboxView(FlatHighlight, PaneKeys, KeepLinesOnHeight, ScrollsWithoutLayout
                 if not option.disabled and option.id and option.id.startswith("msg:"):
                     target = index
                     break
-        self._move_highlight(target)
+        self.highlighted = target
 
     @property
     def highlighted_id(self) -> str | None:

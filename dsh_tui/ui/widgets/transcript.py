@@ -1,56 +1,63 @@
-"""The transcript pane (`#transcript`): the selected agent's session, as it streams.
+"""The transcript pane (`#transcript`): the selected agent's whole session as one line view.
 
-It shows a window of the agent's transcript model, never the whole of it: the
-last `WINDOW` items are mounted when an agent is selected (so a 100,000-event
-session paints as fast as a short one), older items are mounted a page at a time
-when the person scrolls to the top, and the oldest widgets are pruned again once
-they are far behind a tail that is being followed. Only the visible agent gets
-widgets; every other agent's transcript stays in its plain-Python model.
-
-A search match far back in a long session is shown by re-centring the window on
-it (`reveal`): the window then ends before the model does ("detached"), new items
-are counted on a marker instead of mounted, scrolling to the bottom mounts the
-next page, and `end` goes back to the live tail.
-
-Changes arrive through `request_sync()`, called by the app's flush (at most ~60
-times a second); each sync is one render, counted in `render_count`.
+A `ScrollView` drawing only the lines on screen (`render_line`), as Textual's `Log` and
+`DataTable` do, from the line index in `state/transcript_lines.py` and the item
+renderers in `transcript_items.py`. No widget per item: a session of 100,000 events is
+as cheap to show, scroll and stream into as a short one. Changes arrive through
+`request_sync()` (the app's flush, at most ~60 a second); each sync that changed
+something is one render, counted in `render_count`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import Callable
 from typing import Any, ClassVar
-from weakref import WeakSet
 
+from rich.segment import Segment
+from rich.style import Style as RichStyle
 from textual import events
 from textual.binding import BindingType
-from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.geometry import Region, Size
-from textual.widget import Widget
-from textual.widgets import Static
+from textual.geometry import Offset, Size
+from textual.scroll_view import ScrollView
+from textual.selection import Selection
+from textual.strip import Strip
 
 from ..bindings import bind
 from ..keys import key_name
-from ..offscreen import release
 from ..panekeys import PaneKeys
 from ..state.agent_view import AgentView
-from .blocks import (
-    AssistantBlock,
-    NewerMarker,
-    OlderMarker,
-    ReasoningBlock,
-    ToolBlock,
-    TranscriptBlock,
-    make_block,
+from ..state.transcript import Item
+from ..state.transcript_lines import TranscriptLines
+from ..transcript_items import (
+    COMPONENT_CLASSES,
+    Frame,
+    ItemLook,
+    Painter,
+    Reply,
+    Row,
+    estimate,
+    frame_of,
+    is_cut,
+    item_rows,
+    wrap,
 )
-from .repaint import EdgeTitle, widgets_mounted
+from .line_selection import LINE_BREAKS, restyled
 
-
-class EmptyHint(Static):
-    """What an empty transcript says instead: how to send the first message."""
+SELECTION_LINES = 50_000
+"""Most lines a selection copies (a triple click selects the whole transcript)."""
+TAIL_SLACK = 6
+"""Blank lines kept below the text while a followed reply streams (fewer on a small
+screen). Text grows into them without the view scrolling, so a frame redraws the lines
+that changed; a scroll redraws every line of the pane, and so does a new virtual height.
+The view moves `slack` lines at a time, and the blank lines go when the reply ends."""
+EXACT_ITEMS = 64
+"""A transcript of at most this many items is measured whole (its scrollbar exact, and
+the same in every run); a longer one estimates what was never drawn."""
+CACHED_LINES = 2_000
+"""Rendered lines of items kept (a few screens of the largest terminal, both ways)."""
+DRAWN_LINES = 512
+"""Drawn lines kept by their line number (with the selection offsets they carry), as
+Textual's `Log` keeps them: a scroll draws the lines it brings into view, no others."""
 
 
 def empty_hint(view: AgentView, steer: str = "ctrl+s", inject: str = "ctrl+t") -> str:
@@ -71,40 +78,11 @@ def empty_hint(view: AgentView, steer: str = "ctrl+s", inject: str = "ctrl+t") -
             "every key.")
 
 
-class Transcript(PaneKeys, VerticalScroll):
-    """Follows the tail (Textual's anchor) unless the person scrolls up."""
+class Transcript(PaneKeys, ScrollView, can_focus=True):
+    """Follows the tail unless the person scrolls up; `end` follows it again."""
 
-    WINDOW = 30
-    PAGE = 10
-    """Items mounted by one `load older` (or `load newer`). Each page is laid out and first
-    drawn in one frame, which the event loop (a typed key, every streaming agent) waits
-    for: 30 at a time made frames of 80-120 ms CPU while reading back a long session; 10
-    cut the soak's read-back lag p99 by about a third (benchmarks/bench_soak.py)."""
-    MOUNT_SLICE = 5
-    """Blocks of a page mounted per tick, hidden (`_mount_hidden`)."""
-    SETTLE = 1 / 30
-    BUILD_WAIT = 1.0
-    HIGH_WATER = 60
-    """Most blocks mounted at once: past it the farthest are unmounted (`_prune`,
-    `_prune_newer`), whichever way the person scrolls. Every frame that lays the screen
-    out arranges every mounted block, and each page read back is such a frame (or three):
-    100 blocks, with their paragraphs, made it ~45 ms of CPU, 50 about 30."""
-    LOW_WATER = 40
-    TAIL_HIGH = 50
-    """Most blocks mounted while the tail is followed: past it the oldest are unmounted
-    down to TAIL_LOW. Every mounted block is laid out on each frame that streamed text
-    grows, and keeps its rendered lines cached, so a short window at the tail is what
-    keeps a person's keystrokes and the app's memory flat; scrolling up pages older blocks
-    back in (up to HIGH_WATER)."""
-    TAIL_LOW = 30
-    NEAR = 20
-    """A match at most this many items before the window is revealed by paging older items
-    in; a farther one re-centres the window on it."""
-    CONTEXT = 5
-    """Items mounted before a revealed match, when the window is re-centred on it."""
-    KEEP_DRAWN = 1
-    """Pane heights above and below the shown part whose blocks keep their rendered lines;
-    farther blocks drop them (`offscreen.release`) and render again if scrolled back to."""
+    ALLOW_SELECT = True
+    COMPONENT_CLASSES: ClassVar[set[str]] = set(COMPONENT_CLASSES)
 
     BINDINGS: ClassVar[list[BindingType]] = [
         bind("toggle_reasoning"),
@@ -120,637 +98,568 @@ class Transcript(PaneKeys, VerticalScroll):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.view: AgentView | None = None
-        self.blocks: dict[int, Widget] = {}
-        self.first = 0
-        self.end = 0
+        self.lines: TranscriptLines[Row] = TranscriptLines(
+            self._render_item, self._estimate, self._look_key, max_lines=CACHED_LINES)
+        self._model: Any = None
+        """The transcript model indexed (an agent's view may replace it: a paged log)."""
         self.render_count = 0
         self.expand_reasoning = False
-        self._rebuild_pending = False
-        self._rebuild_sliced = False
-        self._sync_pending = False
-        self._loading_page = False
-        self._homing = False
-        self._mounted_hidden: WeakSet[Widget] = WeakSet()
-        """Blocks mounted by `_mount_hidden` (their mount's layout requests are dropped)."""
-        """`home` is scrolling to the top: the scroll loads no page of its own."""
-        self._windows = 0
-        """Windows built so far (`_mount_window`): a page being mounted a slice at a time
-        stops when the window it was joining is replaced under it."""
-        self._marker: OlderMarker | None = None
-        self._newer: NewerMarker | None = None
-        self.detached = False
-        """The window ends before the model does (a search revealed an old item)."""
+        self.expand_tools = False
+        self._flipped: set[int] = set()
+        """Items clicked open (or shut) against their kind's toggle."""
         self.marked: int | None = None
-        """The item index highlighted as the current search match."""
+        """The item index of the current search match."""
         self.search_query = ""
         """The search query highlighted inside the marked item."""
-        self._hint: EmptyHint | None = None
+        self.following = True
+        self._replies: dict[int, Reply] = {}
+        """Replies still streaming: their parsed Markdown, grown a block at a time."""
+        self._painter: Painter | None = None
+        self._drawn: dict[int, tuple[Any, Any, Any, Strip]] = {}
+        """line → (body, lead, trail, strip): the strip drawn for that row at that line."""
+        self._hint: list[Row] = []
+        self._sync_pending = False
+        self._reindex_pending = False
+        self._settling = False
+        self._pressed: int | None = None
+        """The line the mouse was last pressed on (a double click selects its item)."""
         self._subtitle: str | None = None
-        self.can_focus = True
 
-    # -- requests (from the app's flush) -----------------------------------------------------
+    # -- requests (from the screen and the app's flush) -------------------------------------
 
-    def show(self, view: AgentView | None, *, sliced: bool = False) -> None:
-        """Point the pane at another agent (or none): rebuilt from its model, tail first.
-        `sliced`: the same agent's tail, built hidden behind what is shown (`end`)."""
-        self._rebuild_sliced = sliced and view is self.view
+    def show(self, view: AgentView | None, **_: Any) -> None:
+        """Point the pane at another agent (or none): its transcript, at the tail."""
         self.view = view
         self.marked = None
-        self._rebuild_pending = True
-        self._sync_soon()  # the person's own move: never waits for typing to pause
+        self._flipped.clear()
+        self.following = True
+        self._reindex()
+        self._show_follow_state()
 
     def request_sync(self) -> None:
-        """Show what changed in the model. While the person types this waits for a pause
-        (at most `KeysFirst.max_hold`, then it runs right after a key's frame): the layout
-        and drawing of streamed text is the frame a typed key would otherwise wait behind
-        (`keysfirst.py`)."""
-        if self._sync_pending:
-            return
-        keys_first = getattr(self.app, "keys_first", None)
-        if keys_first is not None and keys_first.defer(self._sync_soon):
-            return
-        self._sync_soon()
-
-    def _sync_soon(self) -> None:
+        """Show what changed in the model, once per turn of the event loop."""
         if not self._sync_pending:
             self._sync_pending = True
             self.call_later(self._sync)
 
-    # -- syncing -------------------------------------------------------------------------------
+    # -- the index ---------------------------------------------------------------------------
+
+    @property
+    def text_width(self) -> int:
+        """Cells of a line (the pane's content less its scrollbar)."""
+        return self.scrollable_content_region.width
+
+    def _painter_now(self) -> Painter:
+        """The painter for the current width, theme and pane style (made again when a
+        resize or a style update forgot it, or the theme changed)."""
+        painter = self._painter
+        theme = self.app.theme
+        if painter is None or painter.theme != theme:
+            dark = self.app.current_theme.dark
+            painter = self._painter = Painter(max(1, self.text_width), self.get_visual_style,
+                                              self.app.stylesheet.parse_style, theme, dark)
+            self._drawn.clear()
+        return painter
+
+    def _look(self, item: Item) -> ItemLook:
+        expanded = False
+        if item.kind == "reasoning":
+            expanded = self.expand_reasoning != (item.index in self._flipped)
+        elif item.kind == "tool":
+            expanded = self.expand_tools != (item.index in self._flipped)
+        search = (self.search_query or "") if item.index == self.marked else None
+        painter = self._painter
+        return ItemLook(expanded, search, painter.theme if painter else "",
+                        painter.dark if painter else True)
+
+    def _look_key(self, item: Item) -> Any:
+        painter = self._painter
+        return (self._look(item), painter.base if painter else None)
+
+    def _render_item(self, item: Item, width: int) -> list[Row]:
+        reply = self._replies.get(item.index)
+        if reply is not None:
+            reply.update(item)
+            if not item.streaming:
+                del self._replies[item.index]  # parsed whole: the rows are cached now
+        elif item.kind == "text" and item.streaming:
+            reply = self._replies[item.index] = Reply(item)
+        return item_rows(item, self._painter_now(), self._look(item), reply)
+
+    def _estimate(self, item: Item, width: int) -> int:
+        return estimate(item, width, self._look(item).expanded)
+
+    def _reindex(self) -> None:
+        """Index the shown transcript from scratch (another agent, width, theme or model)."""
+        view = self.view
+        model = view.transcript if view is not None else None
+        self._model = model
+        self._reindex_pending = False
+        self._replies = {}
+        self._drawn.clear()
+        self._sync_pending = False
+        painter = self._painter_now()
+        if model is not None:
+            model.drain()
+            self.lines.reset(model.items, painter.width)
+        else:
+            self.lines.reset((), painter.width)
+        self._hint = self._hint_rows(painter) if not self.lines.items else []
+        self.render_count += 1
+        self._place()
+
+    def _hint_rows(self, painter: Painter) -> list[Row]:
+        view = self.view
+        if view is None:
+            text = f"No agent selected. {key_name(self.app, 'new_agent')} creates one."
+        else:
+            text = empty_hint(view, key_name(self.app, "steer"), key_name(self.app, "inject"))
+        frame = Frame(margin=1, style="transcript--hint", pad=2, full=True)
+        return painter.rows(frame, wrap(Content(text), painter.inner_width(frame)))
 
     async def _sync(self) -> None:
         self._sync_pending = False
-        if self._rebuild_pending:
-            await self._rebuild()
-            return
         view = self.view
         if view is None:
             return
         model = view.transcript
+        if model is not self._model:
+            self._reindex()  # a paged log read another page
+            return
         dirty = model.drain()
         items = model.items
-        if self.detached:
-            fresh = []
-            if self._newer is not None:
-                self._newer.set_count(len(items) - self.end)
-        else:
-            fresh = items[self.end:]
+        fresh = len(items) > len(self.lines.index)
         if not dirty and not fresh:
             return
         self.render_count += 1
-        with self.app.batch_update():
-            for index in sorted(dirty):
-                if index >= self.end:
-                    continue
-                block = self.blocks.get(index)
-                if block is not None:
-                    item = items[index]
-                    if isinstance(block, TranscriptBlock) and (
-                            block.shown_version != item.version or item.chunks):
-                        block.show_item(item)
-            if fresh:
-                widgets = [self._make(item) for item in fresh]
-                self.end = len(items)
-                for widget in widgets:
-                    self.blocks[widget.item_index] = widget  # type: ignore[attr-defined]
-                if self._hint is not None:
-                    await self._hint.remove()
-                    self._hint = None
-                await self.mount_all(widgets)
-                self.call_after_refresh(self.release_offscreen)
-        self._prune()
+        for index in dirty:
+            reply = self._replies.get(index)
+            if reply is not None and index < len(items):
+                reply.update(items[index])
+        known = len(self.lines.index)
+        if self._hint and items:
+            self._hint = []
+            known = 0
+        drawn = {i: self.lines.cache.peek(i) for i in dirty if i < known}
+        self.lines.sync(items, dirty)
+        self._place(self.lines.start(known) if known else None, drawn)
 
-    def release_offscreen(self) -> int:
-        """Drop the rendered lines of mounted blocks far out of sight; returns how many.
-
-        Every line Textual draws of a block stays cached while the block is mounted, so
-        blocks that scrolled up out of a followed tail held most of the app's memory per
-        event (benchmarks/bench_soak.py). Run after new blocks are laid out: a released
-        block is drawn again from its item's text when it is scrolled back into view."""
-        height = self.scrollable_content_region.height
-        if not height:
-            return 0
-        top = round(self.scroll_y) - height * self.KEEP_DRAWN
-        bottom = round(self.scroll_y) + height * (1 + self.KEEP_DRAWN)
-        dropped = 0
-        for block in self.blocks.values():
-            region = block.virtual_region
-            if region.bottom < top or region.y > bottom:
-                dropped += release(block)
-        return dropped
-
-    def _make(self, item: Any) -> Widget:
-        block = make_block(item)
-        if isinstance(block, ReasoningBlock) and self.expand_reasoning:
-            block.toggle()
-        if item.index == self.marked:
-            block.add_class("-search-hit")
-            if isinstance(block, TranscriptBlock):
-                block.set_search(self.search_query or None)
-        return block
-
-    async def _rebuild(self) -> None:
-        """The window at the live tail: the last `WINDOW` items, anchored."""
-        self._rebuild_pending = False
-        await self._mount_window(lambda count: (max(0, count - self.WINDOW), count),
-                                 sliced=self._rebuild_sliced, follow=True)
-        view = self.view
-        if view is None:
-            self._hint = EmptyHint(Content(
-                f"No agent selected. {key_name(self.app, 'new_agent')} creates one."))
-            await self.mount(self._hint)
+    def _place(self, changed_from: int | None = None,
+               drawn: dict[int, list[Row] | None] | None = None) -> None:
+        """Measure what will show, size the view, keep the tail (or the reading place),
+        and draw again what changed when nothing moved: the lines from `changed_from` on
+        (None: all of them), and of each item in `drawn` (item → the rows it had) the
+        lines from its first row that is not the same (a streaming reply: its last
+        block's); when the view moved, the whole pane."""
+        rows = self.scrollable_content_region.height
+        lines = self.lines
+        height, top = self.virtual_size.height, round(self.scroll_y)
+        self._settling = True
+        try:
+            if len(lines.index) <= EXACT_ITEMS:
+                lines.measure_all()
+            if self.following:
+                lines.settle_tail(rows)
+                lines.settle(max(0, self._height() - rows), rows)
+                self._set_height(self._height())
+                self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
+            else:
+                settled = lines.settle(top, rows)
+                self._set_height(self._height())
+                if settled != top:
+                    self.scroll_to(y=settled, animate=False, immediate=True, force=True)
+        finally:
+            self._settling = False
+        if changed_from is None or round(self.scroll_y) != top or \
+                self.virtual_size.height != height:
+            self.refresh()
             return
-        if not self.blocks:
-            hint = empty_hint(view, key_name(self.app, "steer"), key_name(self.app, "inject"))
-            self._hint = EmptyHint(Content(hint))
-            await self.mount(self._hint)
-        self.anchor()
+        for index, rows_before in (drawn or {}).items():
+            changed_from = min(changed_from, self._first_change(index, rows_before))
+        start = max(changed_from, top)
+        if start < top + rows:
+            self.refresh_lines(start, top + rows - start)
 
-    async def _mount_window(self, bounds: Callable[[int], tuple[int, int]],
-                            sliced: bool = False, follow: bool = False) -> None:
-        """Replace every widget by items[first:end], with a marker for what lies on either
-        side; a window that ends before the model does is detached from the tail.
+    def _first_change(self, index: int, before: list[Row] | None) -> int:
+        """The first line of item `index` that is not drawn as in `before`."""
+        lines = self.lines
+        start = lines.start(index)
+        if before is None or not lines.is_exact(index):
+            return start
+        after = lines.lines(index)
+        for offset, (old, new) in enumerate(zip(before, after, strict=False)):
+            if old.body is not new.body or old.lead is not new.lead or old.trail is not new.trail:
+                return start + offset
+        return start + min(len(before), len(after))
 
-        `bounds` maps the item count to (first, end). `sliced`: the new blocks are mounted
-        hidden, a few per tick, while the old window stays on screen, then the old window
-        goes and the new one is shown in one frame (`_swap_window`); else the old widgets
-        go first (and `bounds` sees the model as it is once they are gone)."""
-        self._windows += 1
-        view = self.view
-        if sliced and view is not None and self.children:
-            await self._swap_window(view, bounds, follow)
-            return
-        await self.remove_children()
-        self.blocks = {}
-        self._marker = self._newer = None
-        self._hint = None
-        self.render_count += 1
-        if view is None:
-            self.first = self.end = 0
-            self.detached = False
-            return
-        model = view.transcript
-        model.drain()  # every block below is made from the items as they are now
-        items = model.items
-        first, end = bounds(len(items))
-        self.first, self.end = first, end
-        self.detached = end < len(items) or self._more_log(earlier=False)
-        widgets: list[Widget] = []
-        blocks: list[Widget] = []
-        if first:
-            self._marker = OlderMarker()
-            self._marker.set_count(first)
-            widgets.append(self._marker)
-        for item in items[first:end]:
-            block = self._make(item)
-            self.blocks[item.index] = block
-            blocks.append(block)
-        if not sliced:
-            widgets.extend(blocks)
-        if self.detached:
-            self._newer = NewerMarker()
-            self._newer.set_count(len(items) - end)
-            widgets.append(self._newer)
-        await self.mount_all(widgets)
-        if sliced and blocks and await self._mount_hidden(blocks, before=self._newer):
-            self._show(blocks)
+    def _set_height(self, height: int) -> None:
+        if height != self.virtual_size.height or self.virtual_size.width != self.text_width:
+            self.virtual_size = Size(self.text_width, height)
+        if self.scroll_target_y > self.max_scroll_y:
+            # (Textual scrolls by keys from the target, which a shorter view leaves past
+            # its end: `up` would then go nowhere)
+            self.scroll_target_y = self.max_scroll_y
 
-    async def _swap_window(self, view: AgentView, bounds: Callable[[int], tuple[int, int]],
-                           follow: bool = False) -> None:
-        """Build the window items[first:end] hidden behind the one shown, then swap them
-        in one frame. Removing the old window, mounting the markers and showing the new
-        blocks one after the other were each a layout of the screen (six or seven frames
-        for a search step far back, 40-90 ms of CPU each with every agent streaming); the
-        old window also stays readable, and syncing, while the new one is built."""
-        window = self._windows
-        model = view.transcript
-        items = model.items
-        first, end = bounds(len(items))
-        made = {item.index: self._make(item) for item in items[first:end]}
-        blocks = list(made.values())
-        if not await self._mount_hidden(blocks, before=None):
-            return  # (another window replaced this one meanwhile)
-        if window != self._windows or self.view is not view:
-            await self.remove_children(blocks)
-            return
-        items = model.items
-        self._windows += 1  # a page still being mounted into the old window gives way
-        old = [child for child in self.children if child not in made.values()]
-        self.blocks = made
-        self.first, self.end = first, end
-        self.detached = end < len(items) or self._more_log(earlier=False)
-        self._marker = self._newer = self._hint = None
-        self.render_count += 1
-        with self.app.batch_update():
-            removed = self.remove_children(old)
-            if first and blocks:
-                self._marker = OlderMarker()
-                self._marker.set_count(first)
-                self.mount(self._marker, before=blocks[0])
-            if self.detached:
-                self._newer = NewerMarker()
-                self._newer.set_count(len(items) - end)
-                self.mount(self._newer)
-            self._show(blocks)
-            if follow:
-                self.anchor()
-            for index, block in made.items():  # what changed while they were built
-                item = items[index]
-                if isinstance(block, TranscriptBlock) and (
-                        block.shown_version != item.version or item.chunks):
-                    block.show_item(item)
-        await removed
-        if not self.detached:
-            self._sync_soon()  # items that arrived while it was built
+    def _height(self) -> int:
+        """The view's height: the lines, plus while a reply streams a reserve of blank
+        lines it grows into (see TAIL_SLACK) once they overflow the pane."""
+        total = self._total()
+        rows = self.scrollable_content_region.height
+        model = self._model
+        if total <= rows or model is None or not model.streaming:
+            return total
+        slack = max(1, min(TAIL_SLACK, self.app.size.height // 8))
+        return ((total + slack // 2) // slack + 1) * slack
 
-    def _prune(self, *, following: bool = True) -> None:
-        """Drop the oldest widgets once far behind a tail that is being followed (or, with
-        `following=False`, once a page of newer items made the window too long)."""
-        high, low = (self.TAIL_HIGH, self.TAIL_LOW) if following else \
-            (self.HIGH_WATER, self.LOW_WATER)
-        if len(self.blocks) <= high or (following and (not self.following or
-                                                       self._loading_page)):
-            return  # (a page being mounted above is not pruned under its feet)
-        cut = len(self.blocks) - low
-        doomed: list[Widget] = []
-        index = self.first
-        while len(doomed) < cut and index < self.end:
-            block = self.blocks.get(index)
-            if block is not None:
-                doomed.append(self.blocks.pop(index))
-            index += 1
-        if not doomed:
-            return
-        self.first = index
-        for block in doomed:
-            block.remove()
-        if self._marker is None:
-            self._marker = OlderMarker()
-            self.mount(self._marker, before=0)
-        self._marker.set_count(self.first)
+    def _total(self) -> int:
+        return len(self._hint) if self._hint else self.lines.total
 
-    async def _prune_newer(self) -> None:
-        """Scrolling up: drop the newest widgets once the window is too long, so a person
-        reading back through a long session keeps at most HIGH_WATER blocks mounted. The
-        window then ends before the model does (detached, as after a search): new output is
-        counted on a marker, scrolling to the bottom mounts it again, `end` follows."""
-        view = self.view
-        if view is None or len(self.blocks) <= self.HIGH_WATER:
-            return
-        keep_from = self.first + self.LOW_WATER
-        if self.marked is not None and self.marked >= keep_from:
-            return  # the current search match stays mounted
-        doomed = [self.blocks.pop(i) for i in range(keep_from, self.end) if i in self.blocks]
-        if not doomed:
-            return
-        self.end = keep_from
-        self.anchor(False)
-        self.detached = True
-        count = len(view.transcript.items) - self.end
-        if self._newer is None:
-            self._newer = NewerMarker()
-            self._newer.set_count(count)
-            await self.mount(self._newer, after=doomed[-1])
+    # -- drawing -----------------------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        line = round(self.scroll_y) + y
+        painter = self._painter_now()
+        if painter.width != self.lines.width:
+            if not self._reindex_pending:  # a new width: measured again, next frame
+                self._reindex_pending = True
+                self.call_later(self._rewidth)
+            return Strip.blank(painter.width, painter.base.rich_style)
+        row = self._row(line)
+        if row is None:
+            return Strip.blank(painter.width, painter.base.rich_style)
+        if self.text_selection is not None:
+            return self._strip(row, line)
+        drawn = self._drawn.get(line)
+        if drawn is not None and drawn[0] is row.body and drawn[1] is row.lead and \
+                drawn[2] is row.trail:
+            return drawn[3]
+        strip = self._strip(row, line)
+        if len(self._drawn) >= DRAWN_LINES:
+            self._drawn.clear()
+        self._drawn[line] = (row.body, row.lead, row.trail, strip)
+        return strip
+
+    def _row(self, line: int) -> Row | None:
+        if self._hint:
+            return self._hint[line] if 0 <= line < len(self._hint) else None
+        lines = self.lines
+        if line >= lines.total:
+            return self._reserve_row(line)
+        if line < 0:
+            return None
+        position, within = lines.locate(line)
+        total = lines.total
+        rows = lines.lines(position)
+        if lines.total != total and not self._settling:
+            self.call_later(self._place)  # an estimate refined while drawn: size again
+        return rows[within] if within < len(rows) else None
+
+    def _reserve_row(self, line: int) -> Row | None:
+        """A line of the blank reserve below a streaming reply: the reply's frame, empty."""
+        count = len(self.lines.index)
+        if not count or not self.lines.items[count - 1].streaming or \
+                line >= self.virtual_size.height:
+            return None
+        last = self.lines.lines(count - 1)[-1]
+        if not last.lead:
+            return None
+        return Row(last.lead, self._painter_now().empty_like(last.body), last.trail)
+
+    def _strip(self, row: Row, y: int) -> Strip:
+        """`row` with the selection drawn on it and every cell carrying its offset (what the
+        screen reads to know where a drag starts and ends): the frame's cells count as the
+        start of the text, the text counts its characters."""
+        body = row.body
+        selection = self.text_selection
+        if selection is not None and (span := selection.get_span(y)) is not None:
+            style = self.screen.get_component_rich_style("screen--selection")
+            body = restyled(body, span[0], span[1], style)
+        at_start = RichStyle.from_meta({"offset": (0, y)})
+        segments = [Segment(char, style + at_start if style else at_start)
+                    for text, style, _ in row.lead for char in text]
+        segments.extend(body.apply_offsets(0, y))
+        if row.trail:
+            at_end = RichStyle.from_meta({"offset": (len(body.text), y)})
+            segments.extend(Segment(text, style + at_end if style else at_end)
+                            for text, style, _ in row.trail)
+        return Strip(segments, self.text_width)
+
+    def notify_style_update(self) -> None:
+        """A new theme (or the pane's own style changed): draw every line again."""
+        super().notify_style_update()
+        self._painter = None  # (the lines' cache keys hold the theme and the pane's style)
+        self.refresh()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._painter = None
+        if self.text_width != self.lines.width:
+            self._rewidth()
         else:
-            self._newer.set_count(count)
-        await self.remove_children(doomed)
-        self._show_follow_state()
+            self._place()
 
-    # -- older items ---------------------------------------------------------------------------
+    def watch_show_vertical_scrollbar(self, shown: bool) -> None:
+        """The scrollbar came or went: the lines are as wide as the room left for them. A
+        scrollbar that appears shows where the view is (a scroll made before it was
+        shown, following the tail, did not move it)."""
+        if shown:
+            self.vertical_scrollbar.position = self.scroll_y
+        self._painter = None
+        if self.is_mounted and self.text_width != self.lines.width and \
+                not self._reindex_pending:
+            self._reindex_pending = True
+            self.call_later(self._rewidth)
 
-    def _more_log(self, earlier: bool) -> bool:
-        """A huge log in `view` has pages before (or after) the part loaded."""
-        session = getattr(getattr(self.view, "agent", None), "session", None)
-        return bool(getattr(session, "skipped_bytes" if earlier else "later_bytes", 0))
-
-    async def _page_log(self, earlier: bool) -> None:
-        """Past the top (or bottom) of a huge log's loaded pages: read the next page of the
-        file and show the transcript where the new page meets the old one."""
-        view = self.view
-        if view is None or self._loading_page:
+    def _rewidth(self) -> None:
+        """Index again at a new width, the item at the top of the view staying there."""
+        lines = self.lines
+        position, within = lines.locate(round(self.scroll_y)) if len(lines.index) else (-1, 0)
+        self._reindex()
+        if self.following or not 0 <= position < len(lines.index):
             return
-        self._loading_page = True
+        lines.measure(position)
+        top = lines.start(position) + min(within, lines.index.height(position) - 1)
+        rows = self.scrollable_content_region.height
+        self._settling = True
         try:
-            index = view.page(earlier)
-            if index is None:
-                return
-            self.anchor(False)
-            if earlier:
-                await self._mount_window(lambda count: (max(0, index - self.PAGE),
-                                                        min(count, index + self.WINDOW)))
-            else:
-                await self._mount_window(lambda count: (max(0, index - self.WINDOW),
-                                                        min(count, index + self.PAGE)))
-            block = self.blocks.get(index) or self.blocks.get(index - 1)
-            if block is not None:
-                self.call_after_refresh(self.scroll_to_widget, block, top=earlier,
-                                        animate=False)
-            self._show_follow_state()
+            top = lines.settle(top, rows)
+            self._set_height(self._height())
+            self.scroll_to(y=top, animate=False, immediate=True, force=True)
         finally:
-            self._loading_page = False
+            self._settling = False
+        self.refresh()
 
-    async def load_older(self, keep_view: bool = True) -> None:
-        """Mount the page of items before the first mounted one, keeping the view still
-        (`keep_view=False`: the view goes to the top as the page is shown, showing it)."""
+    def item_rows(self, index: int) -> list[Row]:
+        """The drawn lines of item `index` (the blank lines above it left out)."""
+        item = self.lines.items[index]
+        return self.lines.lines(index)[frame_of(item, self._look(item)).margin:]
+
+    def item_text(self, index: int) -> list[str]:
+        """The text of item `index`'s lines, as a selection copies them."""
+        return [row.text for row in self.item_rows(index)]
+
+    def region_of(self, index: int) -> tuple[int, int]:
+        """(first line, lines) of item `index` in the whole transcript, its space above
+        left out."""
+        item = self.lines.items[index]
+        margin = frame_of(item, self._look(item)).margin
+        return self.lines.start(index) + margin, len(self.lines.lines(index)) - margin
+
+    # -- selection ---------------------------------------------------------------------------
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        """The selected text as drawn (frames left out): only the selected lines are read."""
+        total = self._total()
+        if not total:
+            return None
+        first = selection.start.y if selection.start is not None else 0
+        last = selection.end.y if selection.end is not None else total - 1
+        first, last = max(0, first), min(total - 1, last, first + SELECTION_LINES)
+        texts = []
+        for line in range(first, last + 1):
+            row = self._row(line)
+            texts.append(row.text.translate(LINE_BREAKS) if row is not None else "")
+        start = None if selection.start is None else Offset(selection.start.x, 0)
+        end = None if selection.end is None else Offset(selection.end.x, last - first)
+        return Selection(start, end).extract("\n".join(texts)), "\n"
+
+    def selection_updated(self, selection: Selection | None) -> None:
+        self.refresh()
+
+    def text_select_all(self) -> None:
+        """A double click selects the item under the pointer, as drawn."""
+        line = self._pressed
+        if line is None or self._hint or not 0 <= line < self.lines.total:
+            super().text_select_all()
+            return
+        position, _ = self.lines.locate(line)
+        top = self.lines.start(position)
+        rows = self.lines.lines(position)
+        first = next((n for n, row in enumerate(rows) if row.lead or row.trail), 0)
+        self.screen.selections = {self: Selection(
+            Offset(0, top + first), Offset(len(rows[-1].body.text), top + len(rows) - 1))}
+
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        offset = event.get_content_offset(self)
+        self._pressed = None if offset is None else round(self.scroll_y) + offset.y
+
+    def on_click(self, event: events.Click) -> None:
+        """A click on a cut reply opens all of it; on a reasoning or tool item, toggles it."""
+        offset = event.get_content_offset(self)
         view = self.view
-        if view is not None and self.first == 0 and self._more_log(earlier=True):
-            await self._page_log(earlier=True)
+        if offset is None or view is None or event.chain != 1 or self._hint:
             return
-        if view is None or self.first == 0 or self._loading_page:
+        line = round(self.scroll_y) + offset.y
+        if not 0 <= line < self.lines.total:
             return
-        anchor = self.blocks.get(self.first)
-        if anchor is not None and anchor.parent is not self:
-            return  # the window is being (re)built: its blocks are not mounted yet
-        self._loading_page = True
-        try:
-            start = max(0, self.first - self.PAGE)
-            widgets = []
-            for item in view.transcript.items[start:self.first]:
-                block = self._make(item)
-                self.blocks[item.index] = block
-                widgets.append(block)
-            self.first = start
-            if not await self._mount_hidden(widgets, before=anchor):
-                return  # a search (or `end`) rebuilt the window meanwhile
-            if not keep_view:
-                self._scroll_top()  # (with the showing: one frame, the page at the top)
-            self._show(widgets)
-            if self._marker is not None:
-                if self.first:
-                    self._marker.set_count(self.first)
-                else:
-                    await self._marker.remove()
-                    self._marker = None
-            await self._prune_newer()
-            if anchor is not None and keep_view:
-                self.call_after_refresh(self.scroll_to_widget, anchor, top=True, animate=False)
-        finally:
-            self._loading_page = False
+        position, _ = self.lines.locate(line)
+        item = self.lines.items[position]
+        if item.kind == "text" and is_cut(item):
+            from ..screens.full_text import FullTextScreen
 
-    async def _mount_hidden(self, widgets: list[Widget], before: Widget | None) -> bool:
-        """Mount `widgets` hidden, a few per tick: composing a block and laying out its
-        Markdown happen while nothing on screen changes; showing them is one frame.
+            self.app.push_screen(FullTextScreen(f"Reply · {view.name}", item.current_text()))
+        elif item.kind in ("reasoning", "tool"):
+            self._flipped ^= {position}
+            self.lines.restyle(lambda other: other.index == position)
+            self._place()
 
-        False when the window was rebuilt meanwhile (a search re-centred it, `end` went
-        back to the tail: both run while a page is mounted): what was mounted is removed
-        and nothing is to be shown."""
-        window = self._windows
-        for widget in widgets:  # (styled as it mounts, hidden from the start)
-            # Hidden by its own style, not by a rule: showing it is then no restyle.
-            widget.styles.display = "none"
-            widget.add_class("-pending", update=False)  # (a mark, matched by no rule)
-            self._mounted_hidden.add(widget)
-        width = self._reply_width()
-        for start in range(0, len(widgets), self.MOUNT_SLICE):
-            if window != self._windows or (before is not None and before.parent is not self):
-                await self.remove_children([w for w in widgets if w.parent is self])
-                return False
-            batch = widgets[start:start + self.MOUNT_SLICE]
-            if before is not None:
-                await self.mount_all(batch, before=before)
-            else:
-                await self.mount_all(batch)
-            for widget in batch:
-                if isinstance(widget, AssistantBlock):
-                    widget.draw_ahead(width)
-                if isinstance(widget, TranscriptBlock) and widget.is_attached:
-                    # Bounded: a block removed before it ever ran (a rebuilt window) never
-                    # says it is built; showing one before it is costs a frame, no more.
-                    with contextlib.suppress(asyncio.TimeoutError):
-                        await asyncio.wait_for(widget.built(), self.BUILD_WAIT)
-        # A paragraph asks for a layout when it is built and again once mounted: give the
-        # last ones a frame or two to have it done while hidden (else it is one more frame
-        # after they are shown, nothing worse). Not call_after_refresh: this may run inside
-        # the pane's (or the screen's) own handler, whose queue would run it after this.
-        await asyncio.sleep(self.SETTLE)
-        if window != self._windows:
-            await self.remove_children([w for w in widgets if w.parent is self])
-            return False
-        return True
-
-    def _show(self, widgets: list[Widget]) -> None:
-        """Show blocks mounted hidden, all in the next frame.
-
-        Nothing is restyled: the blocks were styled as they mounted, and hidden by their
-        own `display` style, which is cleared (one layout, asked for by each block).
-        Restyling them cost a style pass per block per page read back (and Textual's
-        `remove_class` restyles a block's whole subtree: ~25 passes per page)."""
-        with self.app.batch_update():
-            for widget in widgets:
-                if widget.has_class("-pending"):
-                    widget.remove_class("-pending", update=False)
-                    widget.styles.display = None
-
-    def _reply_width(self) -> int:
-        """The width a reply's lines are drawn at in this pane (that of a reply shown),
-        0 if none is laid out yet."""
-        for block in self.blocks.values():
-            if isinstance(block, AssistantBlock) and block.size.width and \
-                    not block.has_class("-pending"):
-                return block.size.width
-        return 0
-
-    async def load_newer(self) -> None:
-        """Mount the page of items after the last mounted one (a detached window only)."""
-        view = self.view
-        if view is None or not self.detached or self._loading_page:
-            return
-        if self.end >= len(view.transcript.items):
-            await self._page_log(earlier=False)
-            return
-        self._loading_page = True
-        try:
-            items = view.transcript.items
-            page = items[self.end:self.end + self.PAGE]
-            widgets = []
-            for item in page:
-                block = self._make(item)
-                self.blocks[item.index] = block
-                widgets.append(block)
-            self.end += len(page)
-            if self._newer is not None:
-                await self.mount_all(widgets, before=self._newer)
-            if self.end >= len(items) and not self._more_log(earlier=False):
-                self.detached = False
-                if self._newer is not None:
-                    await self._newer.remove()
-                    self._newer = None
-            elif self._newer is not None:
-                self._newer.set_count(len(items) - self.end)
-            self._prune(following=False)
-        finally:
-            self._loading_page = False
-
-    # -- search ----------------------------------------------------------------------------
-
-    def reveal(self, index: int) -> None:
-        """Scroll item `index` into view and mark it, mounting it first if it is not.
-
-        Queued behind the pane's own syncs and page loads (all run as callbacks of this
-        widget, one at a time), so the window is never rebuilt under a sync's feet."""
-        self.call_later(self._reveal, index)
-
-    async def _reveal(self, index: int) -> None:
-        view = self.view
-        if view is None or not 0 <= index < len(view.transcript.items):
-            return
-        if self._rebuild_pending or self._sync_pending:
-            await self._sync()
-        if index < self.first and self.first - index <= self.NEAR:
-            while index < self.first:
-                before = self.first
-                await self.load_older()
-                if self.first == before:
-                    break
-        if not self.first <= index < self.end:
-            await self._rebuild_around(index)
-        self.mark(index)
-        block = self.blocks.get(index)
-        if block is not None:
-            if self.max_scroll_y > 0:
-                self.release_anchor()  # stay on the match while new output arrives
-            self._show_follow_state()
-            self.call_after_refresh(self.scroll_to_center, block, animate=False, immediate=True)
+    # -- search ------------------------------------------------------------------------------
 
     def mark(self, index: int | None, query: str | None = None) -> None:
         """Mark one item as the current search match and highlight the query inside it
         (None: no mark)."""
         if query is not None:
             self.search_query = query
-        if self.marked is not None and (old := self.blocks.get(self.marked)) is not None:
-            old.remove_class("-search-hit")
-            if isinstance(old, TranscriptBlock):
-                old.set_search(None)
+        before = self.marked
         self.marked = index
-        if index is not None and (block := self.blocks.get(index)) is not None:
-            block.add_class("-search-hit")
-            if isinstance(block, TranscriptBlock):
-                block.set_search(self.search_query or None)
+        changed = {i for i in (before, index) if i is not None and i < len(self.lines.index)}
+        if changed or query is not None:
+            self.lines.restyle(lambda item: item.index in changed)
+            self._place()
 
-    async def _rebuild_around(self, index: int) -> None:
-        """A window that starts a few items before `index`, detached from the tail."""
-        self.anchor(False)
-        await self._mount_window(lambda count: (max(0, index - self.CONTEXT),
-                                                min(count, index + self.PAGE)), sliced=True)
+    def reveal(self, index: int) -> None:
+        """Scroll item `index` into the middle of the view and mark it (the search's jump,
+        however far back: a scroll, nothing else)."""
+        self.call_later(self._reveal, index)
 
-    border_title = EdgeTitle(bottom=False)
-    border_subtitle = EdgeTitle(bottom=True)
+    async def _reveal(self, index: int) -> None:
+        if self._sync_pending:
+            await self._sync()
+        if not 0 <= index < len(self.lines.index):
+            return
+        self.mark(index)
+        lines = self.lines
+        lines.measure(index)
+        rows = self.scrollable_content_region.height
+        height = lines.index.height(index)
+        top = max(0, lines.start(index) - max(0, (rows - height) // 2))
+        if lines.total > rows:
+            self.following = False
+        self._settling = True
+        try:
+            top = lines.settle(top, rows)
+            self._set_height(self._height())
+            self.scroll_to(y=top, animate=False, immediate=True, force=True)
+        finally:
+            self._settling = False
+        self._show_follow_state()
+        self.refresh()
 
-    def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False,
-                recompose: bool = False) -> Transcript:
-        """Blocks mounted into the pane ask for a layout, not a repaint of the pane itself:
-        Textual's mount refreshes the parent with both, and the pane's own lines (blank, and
-        its border) would all be drawn again, on every new item of a followed stream. Blocks
-        mounted hidden (`_mount_hidden`) ask for nothing: showing them lays them out."""
-        if layout and repaint and not regions and not recompose:
-            mounted = widgets_mounted()
-            if mounted is not None:
-                if all(w.has_class("-pending") or w in self._mounted_hidden for w in mounted):
-                    # Hidden (`_mount_hidden`): laid out once shown, not now. Textual's
-                    # mount asks twice, the second time from the pane's queue, after the
-                    # blocks may have been shown already (their showing asked for it).
-                    return self
-                repaint = False
-        super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
-        return self
-
-    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size,
-                      layout: bool = True) -> bool:
-        """A reply that grows changes only the pane's virtual height: take it without
-        Textual's repaint and second layout of the pane (setting `virtual_size` refreshes
-        with layout=True, though this runs inside the layout that measured it, and the
-        pane's own lines are blank). The scrollbar and the scroll position still follow."""
-        if size == self._size and container_size == self._container_size \
-                and virtual_size != self.virtual_size:
-            self._layout_cache.clear()
-            self.set_reactive(Widget.virtual_size, virtual_size)
-            self._scroll_update(virtual_size)
-            return True
-        return super()._size_updated(size, virtual_size, container_size, layout)
+    # -- scrolling and following -------------------------------------------------------------
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
-        if new_value <= 0 and old_value > 0 and (self.first > 0 or
-                                                 self._more_log(earlier=True)):
-            if not self._homing:  # `home` loads its own page: one, not two
-                self.call_later(self.load_older)
-        elif self.detached and new_value >= self.max_scroll_y and new_value > old_value:
+        if self._settling:
+            return
+        if new_value < old_value and new_value < self.max_scroll_y:
+            self.following = False  # the person scrolled up: stay where they read
+        elif new_value >= self.max_scroll_y and not self._more_log(earlier=False):
+            self.following = True
+        if not self.following and round(new_value) != round(old_value):
+            rows = self.scrollable_content_region.height
+            self._settling = True
+            try:
+                top = self.lines.settle(round(new_value), rows)
+                self._set_height(self._height())
+                if top != round(new_value):
+                    self.scroll_to(y=top, animate=False, immediate=True, force=True)
+            finally:
+                self._settling = False
+        if new_value <= 0 < old_value and self._more_log(earlier=True):
+            self.call_later(self.load_older)
+        elif new_value >= self.max_scroll_y > old_value and self._more_log(earlier=False):
             self.call_later(self.load_newer)
         self._show_follow_state()
 
     def _show_follow_state(self) -> None:
-        subtitle = "" if self.following else "▼ new output below · end follows"
-        if self.detached:
-            subtitle = "▼ showing an earlier part · end returns to the latest"
-        if getattr(self, "_subtitle", None) != subtitle:
+        subtitle = "" if self.following or self.max_scroll_y <= 0 else \
+            "▼ new output below · end follows"
+        if self._subtitle != subtitle:
             self._subtitle = subtitle
             self.border_subtitle = Content(subtitle)
 
-    def watch_has_focus(self, _has_focus: bool) -> None:
-        """Restyle the pane alone when it gains or loses focus: only its border depends on
-        it (`#transcript:focus`). Textual restyles every descendant, up to a hundred blocks
-        and their paragraphs: ~150 ms on the event loop for escape out of a search."""
-        self.app.stylesheet.update_nodes([self], animate=True)
+    # -- a huge log read a page at a time (`dsh-tui view`) ---------------------------------
 
-    @property
-    def following(self) -> bool:
-        return self._anchored and not self._anchor_released
+    def _more_log(self, earlier: bool) -> bool:
+        """A huge log in `view` has pages before (or after) the part loaded."""
+        session = getattr(getattr(self.view, "agent", None), "session", None)
+        return bool(getattr(session, "skipped_bytes" if earlier else "later_bytes", 0))
 
-    def on_assistant_block_show_all(self, message: AssistantBlock.ShowAll) -> None:
-        """A reply too long for Markdown: open all of it in the full-text viewer."""
-        message.stop()
+    def _later_bytes(self) -> int:
+        session = getattr(getattr(self.view, "agent", None), "session", None)
+        return int(getattr(session, "later_bytes", 0) or 0)
+
+    async def load_older(self) -> None:
+        """Past the top of a huge log's loaded pages: read the page before, and show the
+        transcript where the new page meets the old one."""
+        await self._page_log(earlier=True)
+
+    async def load_newer(self) -> None:
+        """Past the bottom of a huge log's loaded pages: read the page after."""
+        await self._page_log(earlier=False)
+
+    async def _page_log(self, earlier: bool) -> None:
         view = self.view
-        if view is None or not 0 <= message.item_index < len(view.transcript.items):
+        if view is None or not self._more_log(earlier):
             return
-        from ..screens.full_text import FullTextScreen
+        index = view.page(earlier)
+        if index is None:
+            return
+        self.following = False
+        self._reindex()
+        where = min(index, len(self.lines.items) - 1)
+        if where < 0:
+            return
+        rows = self.scrollable_content_region.height
+        top = self.lines.start(where) if earlier else max(0, self.lines.start(where) - rows)
+        self._settling = True
+        try:
+            top = self.lines.settle(top, rows)
+            self._set_height(self._height())
+            self.scroll_to(y=top, animate=False, immediate=True, force=True)
+        finally:
+            self._settling = False
+        self.refresh()
 
-        item = view.transcript.items[message.item_index]
-        self.app.push_screen(FullTextScreen(f"Reply · {view.name}", item.current_text()))
+    # -- actions -----------------------------------------------------------------------------
 
-    def on_click(self, event: events.Click) -> None:
-        if isinstance(event.widget, OlderMarker):
-            self.call_later(self.load_older)
-        elif isinstance(event.widget, NewerMarker):
-            self.call_later(self.load_newer)
-
-    # -- actions -------------------------------------------------------------------------------
+    def _toggle(self, kind: str) -> None:
+        self._flipped = {i for i in self._flipped if self.lines.items[i].kind != kind}
+        self.lines.restyle(lambda item: item.kind == kind)
+        self._place()
 
     def action_toggle_reasoning(self) -> None:
         self.expand_reasoning = not self.expand_reasoning
-        for block in self.blocks.values():
-            if isinstance(block, ReasoningBlock) and block.expanded != self.expand_reasoning:
-                block.toggle()
+        self._toggle("reasoning")
 
     def action_toggle_tools(self) -> None:
-        tools = [b for b in self.blocks.values() if isinstance(b, ToolBlock)]
-        expand = not any(b.expanded for b in tools)
-        for block in tools:
-            if block.expanded != expand:
-                block.toggle()
+        opened = any(self.lines.items[i].kind == "tool" for i in self._flipped
+                     if not self.expand_tools)
+        self.expand_tools = not (self.expand_tools or opened)
+        self._toggle("tool")
 
     def action_follow(self) -> None:
-        if self.detached:
-            # back to the live tail: rebuilt from the end behind the part read, anchored
-            self.show(self.view, sliced=True)
+        if self._more_log(earlier=False):
+            self.call_later(self._to_last_page)
             return
-        self.anchor()
+        self.following = True
+        self._place()
+        self._show_follow_state()
+
+    async def _to_last_page(self) -> None:
+        while self._more_log(earlier=False):
+            before = self._later_bytes()
+            await self.load_newer()
+            if self._later_bytes() == before:
+                break
+        self.following = True
+        self._place()
         self._show_follow_state()
 
     async def action_load_older(self) -> None:
-        """Show the page of items before the first: at the top of the pane, where `home`
-        goes. (Scrolling past the top with the arrows or the mouse keeps the view still
-        instead, `load_older()`: the person is reading there.)
-
-        The view goes to the top in the frame that shows the page, not before it: going
-        there first drew the top of the old window, a frame of its own, only to have the
-        page drawn over it once mounted. With no page to show it goes there at once."""
-        if self.first == 0 or self._loading_page or self.view is None:
-            self._scroll_top()
-        await self.load_older(keep_view=False)
-
-    def _scroll_top(self) -> None:
-        self._homing = True  # (reaching the top this way is not a scroll past it)
-        try:
-            self.scroll_home(animate=False, immediate=True)
-        finally:
-            self._homing = False
+        """`home`: the top of the transcript (in a huge log, the page before the top)."""
+        if round(self.scroll_y) <= 0 and self._more_log(earlier=True):
+            await self.load_older()
+            return
+        self.following = self.max_scroll_y <= 0
+        self.scroll_home(animate=False, immediate=True, force=True)
+        self._show_follow_state()
