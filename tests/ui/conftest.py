@@ -123,6 +123,14 @@ def screen_text(app: Any) -> str:
     return console.export_text()
 
 
+def region_text(app: Any, widget: Any) -> str:
+    """What is visible of `widget` alone: the screen's text cut to its region (another
+    pane may quote the same words, e.g. the inbox's receipts quote sent messages)."""
+    region = widget.region
+    rows = screen_text(app).splitlines()[region.y:region.y + region.height]
+    return "\n".join(row[region.x:region.x + region.width] for row in rows)
+
+
 def renderable_text(renderable: Any, width: int = 140) -> str:
     from rich.console import Console
 

@@ -12,7 +12,7 @@ from dsh_tui.harness.persistence.header import header_line
 from dsh_tui.harness.persistence.pages import MAX_PAGES
 from dsh_tui.harness.readonly import register_log_agent
 
-from .conftest import SIZE, long_log, make_app, screen_text, settle
+from .conftest import SIZE, long_log, make_app, region_text, screen_text, settle
 
 
 async def test_paging_up_a_long_transcript_shows_every_item_in_order() -> None:
@@ -25,7 +25,7 @@ async def test_paging_up_a_long_transcript_shows_every_item_in_order() -> None:
         transcript.focus()
         seen: set[int] = set()
         for _ in range(400):
-            shown = screen_text(app)
+            shown = region_text(app, transcript)
             numbers = [int(n) for n in re.findall(r"(?:question|answer) (\d+)", shown)]
             assert numbers == sorted(numbers)  # estimates refined as drawn: never out of order
             seen.update(numbers)
