@@ -54,6 +54,16 @@ def run(*args: str) -> int:
     return subprocess.run([str(a) for a in args], cwd=ROOT).returncode
 
 
+def parallel(rest: list[str]) -> list[str]:
+    """pytest-xdist options: one worker per core (at most 2), each taking whole files so a
+    module's fixtures (a runtime, a server) start once; none if the caller chose (`-n 0`
+    runs serially)."""
+    workers = min(2, os.cpu_count() or 1)
+    if workers < 2 or any(a.startswith(("-n", "--numprocesses")) for a in rest):
+        return []
+    return ["-n", str(workers), "--dist", "loadfile"]
+
+
 def main(argv: list[str]) -> int:
     command, rest = (argv[0], argv[1:]) if argv else ("app", [])
     if command == "app":
@@ -65,7 +75,7 @@ def main(argv: list[str]) -> int:
             code = run(*step)
             if code:
                 return code
-        return run(PYTHON, "-m", "pytest", *rest)
+        return run(PYTHON, "-m", "pytest", *parallel(rest), *rest)
     if command == "bench":
         ensure_env("dev")
         return run(PYTHON, "benchmarks/run.py", *rest)
