@@ -84,10 +84,11 @@ class BulkResult:
     """Takes the whole action back as far as the contract allows; returns the items
     restored (or unsent). None: nothing of it can be taken back."""
 
-    def say(self, done: str, skipped_why: str = "") -> str:
-        """One line for the person: `Stopped 3 agents (2 were not running).`"""
+    def say(self, done: str, skipped_why: str = "", after: str = "") -> str:
+        """One line for the person: `Stopped 3 agents, keeping their inboxes (2 were not
+        running).` (`after` follows the count)."""
         count = len(self.touched)
-        line = f"{done} {count} agent{'s' if count != 1 else ''}"
+        line = f"{done} {count} agent{'s' if count != 1 else ''}{after}"
         if self.skipped and skipped_why:
             line += f" ({len(self.skipped)} {skipped_why})"
         if self.errors:

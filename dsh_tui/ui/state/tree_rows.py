@@ -23,6 +23,8 @@ GLYPH = {RUNNING: "●", PAUSED: "◆", KEPT: "‖", FAILED: "✗", BLOCKED: "�
          DONE: "✓", IDLE: "○"}
 """The state glyph (a running agent's is animated by the widget: `SPINNER`)."""
 SPINNER = "◐◓◑◒"
+TICKING = frozenset({RUNNING, PAUSED})
+"""States whose time is shown in seconds; the others wait, and show whole minutes."""
 ENDED = {"error": FAILED, "blocked": BLOCKED, "aborted": STOPPED, "completed": DONE,
          "max-tokens": DONE, "interrupted": STOPPED}
 
@@ -62,6 +64,8 @@ class RowFacts:
     """Rows folded under this one (a collapsed parent): its figures are the subtree's."""
     busy_below: int = 0
     """Running agents among the folded rows."""
+    badge: str = ""
+    """A short mark another feature puts on the row (e.g. a held edit), after the flags."""
 
 
 def row_facts(view: AgentView, prices: Callable[[str], Prices | None], *,
@@ -91,11 +95,12 @@ def roll_up(parent: RowFacts, below: Iterable[RowFacts]) -> RowFacts:
                    hidden=len(rows), busy_below=sum(1 for r in rows if r.state == RUNNING))
 
 
-def elapsed(ms: float) -> str:
-    """`9s`, `12m`, `3h`, `2d`: a state's age in at most four cells."""
+def elapsed(ms: float, coarse: bool = False) -> str:
+    """`9s`, `12m`, `3h`, `2d`: a state's age in at most four cells. `coarse`: whole
+    minutes at least (`<1m`), for states that wait (a still screen stays still)."""
     seconds = max(0, int(ms // 1000))
     if seconds < 60:
-        return f"{seconds}s"
+        return "<1m" if coarse else f"{seconds}s"
     if seconds < 3600:
         return f"{seconds // 60}m"
     if seconds < 86_400:
@@ -117,15 +122,16 @@ def tokens_text(count: int) -> str:
 Segment = tuple[str, str]
 """(text, role): roles are `glyph-<state>` (`needs-<state>` when the agent needs the
 person), `mark`, `name`, `fold`, `armed`, `activity`, `pending`, `figure`, `cost`,
-`route`, `pad`."""
+`route`, `badge`, `pad`."""
 
 LEFT_PARTS = ("activity", "pending")
 RIGHT_PARTS = ("elapsed", "tokens", "cost", "route")
 SHORTER: list[tuple[str, int]] = [
-    ("route", 1), ("pending", 1), ("tokens", 1), ("activity", 1), ("cost", 1),
-    ("elapsed", 1), ("activity", 2), ("activity", 3)]
+    ("route", 1), ("tokens", 1), ("activity", 1), ("cost", 1), ("elapsed", 1),
+    ("pending", 1), ("activity", 2), ("activity", 3)]
 """(part, form) in the order a row gets shorter: each step picks a shorter form of one
-part ("" drops it); the name is cut only after all of these."""
+part ("" drops it); the name is cut only after all of these. Work waiting in the inbox
+(`⚑` `↵`) stays longest after the state: it is what the person may have to act on."""
 NAME_MIN = 4
 """Cells the name keeps (with its ellipsis) before anything else is cut."""
 
@@ -152,7 +158,8 @@ def _forms(row: RowFacts, now: float, show_route: bool) -> dict[str, list[str]]:
     return {
         "activity": _activity(row),
         "pending": [pending, ""] if pending else [""],
-        "elapsed": [elapsed(now - row.since), ""] if row.since is not None else [""],
+        "elapsed": [elapsed(now - row.since, row.state not in TICKING), ""]
+        if row.since is not None else [""],
         "tokens": [tokens_text(row.tokens.total), ""] if row.tokens.total else [""],
         "cost": [cost, ""] if cost else [""],
         "route": [row.route, ""] if show_route and row.route else [""],
@@ -190,6 +197,8 @@ def format_row(row: RowFacts, width: int, now: float, *, show_route: bool = Fals
             left.append((fold, "fold"))
         if flags:
             left.append((flags, "armed"))
+        if row.badge:
+            left.append((" " + row.badge, "badge"))
         for part in LEFT_PARTS:
             text = pick(part)
             if text:
