@@ -23,7 +23,7 @@ from .test_hostile_text import assert_clean, rendered_bytes
 
 def _tree_rows(app: Any) -> list[str]:
     tree = app.main.agent_tree
-    return [tree.label_for(view).plain for view in app.bridge.views.values()]
+    return [tree.row_text(agent_id) for agent_id in tree.listed]
 
 
 async def test_a_hostile_model_name_reaches_the_tree_only_as_visible_symbols() -> None:
@@ -32,6 +32,9 @@ async def test_a_hostile_model_name_reaches_the_tree_only_as_visible_symbols() -
     ctx, _ = world([])
     handle = await create_agent(ctx, provider="mock", model=f"PWN-MODEL {HOSTILE}",
                                 title="plain", session_id="hostile-model")
+    # a second model in use: rows name their route and model
+    other = await create_agent(ctx, provider="mock", model="plain-model", title="other",
+                               session_id="plain-model")
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
         app.main.select_agent(handle.agent.id)
@@ -41,6 +44,7 @@ async def test_a_hostile_model_name_reaches_the_tree_only_as_visible_symbols() -
         for row in rows:
             assert unsafe_in(row, label=True) == [], row
         assert_clean(app, "a hostile model in the tree")
+    await other.dispose()
     await handle.dispose()
     await ctx.scope.dispose()
 

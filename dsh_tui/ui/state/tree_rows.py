@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from .agent_view import AgentView
 from .cost import Cost, Prices, Tokens, cost_of, format_cost, sum_costs
 from .session_rows import cells, clip
+from .text import visible_label
 
 RUNNING, PAUSED, KEPT, FAILED, BLOCKED, STOPPED, DONE, IDLE = (
     "running", "paused", "kept", "failed", "blocked", "stopped", "done", "idle")
@@ -72,15 +73,17 @@ def row_facts(view: AgentView, prices: Callable[[str], Prices | None], *,
               paused_since: float | None = None, armed: bool = False, marked: bool = False,
               needs: bool = False) -> RowFacts:
     """The row of one agent from its view (status, inbox, activity), its route's prices
-    and the screen's own marks (breakpoint, mark, needs-you)."""
+    and the screen's own marks (breakpoint, mark, needs-you). Every piece of text that
+    came from outside (name, tool, route) is a safe label (`visible_label`)."""
     agent, activity = view.agent, view.activity
     inbox = agent.inbox
     steps, turns = len(inbox.next_step), len(inbox.next_turn)
     state = state_of(agent.status, paused_since is not None, bool(steps or turns),
                      activity.ended)
     since = paused_since if paused_since is not None else activity.since
-    return RowFacts(view.id, view.name, state, activity.turn, activity.step, activity.tool,
-                    since, activity.tokens, cost_of(activity.spent, prices), view.route_label,
+    return RowFacts(view.id, visible_label(view.name), state, activity.turn, activity.step,
+                    visible_label(activity.tool), since, activity.tokens,
+                    cost_of(activity.spent, prices), visible_label(view.route_label),
                     steps, turns, armed, marked, needs)
 
 
