@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import pytest
 
-from .terminal import BINARY, Terminal, burst, key
+from .terminal import BINARY, Terminal, burst, key, wait_running
 
 SLOW = "demo_speed = 0.05\n"
 
@@ -47,7 +47,7 @@ def _build_a_day(term: Terminal) -> None:
     """demo (running, 1 queued) › scout (running, 1 queued); writer (renamed from agent 2,
     its offered name; running, 1 queued) › probe (running, 1 queued)."""
     term.write(burst("first task", key("enter")))
-    term.wait_for("t1")
+    wait_running(term)
     term.write(burst("queued for demo", key("enter")))
     term.wait_until(lambda: "↵1" in _row(term, "demo"), "demo's queued item")
     _spawn_child(term, "scout")
