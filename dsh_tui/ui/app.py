@@ -386,14 +386,14 @@ class DshApp(KeyGateApp):
         try:
             main = self.main
             tree = main.agent_tree
+            view = main.selected_view
+            if view is not None and view.transcript.waiting_since is not None:
+                main.update_titles()  # the "waiting for the model… (Ns)" count (on change)
+            if view is not None and view.agent.holds:
+                main.update_titles()  # "waits for your edit · goes on in N s" (on change)
+                main.inbox.sync()  # the held item's countdown (drawn only when it changed)
         except NoMatches:
-            return  # the screen is being torn down
-        view = main.selected_view
-        if view is not None and view.transcript.waiting_since is not None:
-            main.update_titles()  # the "waiting for the model… (Ns)" count (set on change)
-        if view is not None and view.agent.holds:
-            main.update_titles()  # "waits for your edit · goes on in N s" (set on change)
-            main.inbox.sync()  # the held item's countdown (drawn only when it changed)
+            return  # the screen is being torn down (its panes go one by one)
         typing = time.monotonic() - self._typed_at < TYPING_HOLD
         if tree.tick(self.bridge.views, hold=typing):
             return
