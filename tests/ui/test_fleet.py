@@ -349,3 +349,24 @@ def test_notify_is_off_unless_the_config_says_bell_or_desktop() -> None:
     with pytest.raises(ConfigError, match=r'c.toml, line 2: notify must be one of off, bell, '
                                           r'desktop, not "loud"'):
         parse_config('theme = "dark"\nnotify = "loud"\n', Path("c.toml"))
+
+
+async def test_an_empty_inbox_takes_less_and_grows_when_work_arrives() -> None:
+    ctx, _ = world()
+    agent = await add_agent(ctx, "planner", "planner")
+    await add_agent(ctx, "other", "other")
+    app = make_app(ctx)
+    async with app.run_test(size=(160, 50)) as pilot:
+        app.main.select_agent("planner")
+        await settle(pilot)
+        inbox = app.main.inbox
+        assert inbox.outer_size.width == 26
+        agent.inbox.append("next-turn", msg("queued", "q1"))
+        await settle(pilot)
+        assert inbox.outer_size.width == 42
+        agent.inbox.remove("q1")  # gone again: no reflow back and forth while it works
+        await settle(pilot)
+        assert inbox.outer_size.width == 42
+        app.main.select_agent("other")
+        await settle(pilot)
+        assert inbox.outer_size.width == 26

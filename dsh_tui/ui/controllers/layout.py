@@ -48,6 +48,8 @@ class Layout:
         view = host.selected_view
         if view is None:
             return True
+        if self._wide_for != view.id:
+            self._wide_for = None  # another agent: its own inbox decides
         if view.agent.inbox.has_pending or view.tombstones or view.unsent.unsent:
             self._wide_for = view.id
         return self._wide_for != view.id
