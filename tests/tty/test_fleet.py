@@ -162,7 +162,7 @@ def test_a_steer_broadcast_to_three_marked_agents_and_a_subtree_stop_keeping_the
     focus_pane(term, "tree")
     term.press("home", "space", "space", "space")  # demo, agent 2, agent 3
     term.wait_for("Agents · 3 marked")
-    term.press("ctrl+y")
+    term.press("ctrl+r")
     term.wait_for("Broadcast to 3 agents: demo, agent 2, agent 3")
     term.write(burst("wrap up now", key("ctrl+s")))
     term.wait_for("Sent the steer to 3 agents.")
@@ -175,7 +175,7 @@ def test_a_steer_broadcast_to_three_marked_agents_and_a_subtree_stop_keeping_the
     term.press("backspace", "home", "down", "down", "down")  # unmark; the cursor on agent 4
     term.write(CTRL_DELETE)
     term.wait_for("Stop agent 4 and its 2 sub-agents?")
-    term.type("k")
+    term.press("ctrl+y")  # keep: the confirming chord
     term.wait_for("Stopped 3 agents, keeping every inbox")
     for name in team:  # each queued follow-up is still there, nothing thrown away
         term.wait_until(lambda n=name: any(
@@ -184,7 +184,7 @@ def test_a_steer_broadcast_to_three_marked_agents_and_a_subtree_stop_keeping_the
     assert not discards(term)
     term.write(CTRL_DELETE)  # again: idle now, but with work kept
     term.wait_for("Stop agent 4 and its 2 sub-agents?")
-    term.type("d")
+    term.press("ctrl+d")
     term.wait_for("Stopped 3 agents, discarding their inboxes")
     term.wait_until(lambda: len(discards(term)) == 3, "three discarding splices")
     thrown = {name: [(data["target"], data.get("removedCount"))

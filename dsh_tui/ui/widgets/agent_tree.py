@@ -261,18 +261,19 @@ class AgentTree(PaneKeys, ScrollView, can_focus=True):
         fold = self.get_component_rich_style("agent-tree--fold", partial=True)
         styles = self._styles
         segments = []
+        # On the cursor (or selected) row the bar's text colour wins over a role's own, as
+        # on a highlighted option: a state colour or a fold mark on the bar can be 1.3:1.
+        bar = bool(kind) and kind != "agent-tree--pending"
         for text, role in self.row_segments(index, width):
             if role == "tree":
-                segments.append(Segment(text, base + fold))
-                continue
-            if role == "name" and running:
-                role = "name-running"
-            if role not in styles:
-                styles[role] = self._role_style(role)
-            # On the cursor (or selected) row the bar's text colour wins over a role's own,
-            # as on a highlighted option: a state colour on the bar can be 1.5:1.
-            segments.append(Segment(text, styles[role] + base if kind and kind !=
-                                    "agent-tree--pending" else base + styles[role]))
+                own = fold
+            else:
+                if role == "name" and running:
+                    role = "name-running"
+                if role not in styles:
+                    styles[role] = self._role_style(role)
+                own = styles[role]
+            segments.append(Segment(text, own + base if bar else base + own))
         strip = Strip(segments).adjust_cell_length(width, base)
         self._strips[agent_id] = (key, strip)
         return strip
