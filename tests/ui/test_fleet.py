@@ -12,6 +12,7 @@ from textual import events
 
 from dsh_tui.harness import user_message
 from dsh_tui.llm.scripted import fail, hang, text
+from dsh_tui.ui.controllers import selection as selection_module
 from dsh_tui.ui.screens.broadcast import BroadcastScreen
 from dsh_tui.ui.screens.choice import ChoiceScreen
 from dsh_tui.ui.screens.confirm import ConfirmScreen
@@ -125,7 +126,8 @@ async def test_hide_finished_hides_done_sub_agents_never_a_root_or_one_that_need
         assert len(listed(app)) == 7
 
 
-async def test_an_arrow_burst_selects_once_when_the_cursor_rests() -> None:
+async def test_an_arrow_burst_selects_once_when_the_cursor_rests(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     ctx, _ = world()
     for n in range(12):
         await add_agent(ctx, f"a{n:02d}", f"agent {n}")
@@ -146,6 +148,11 @@ async def test_an_arrow_burst_selects_once_when_the_cursor_rests() -> None:
             moved(agent_id, waited)
 
         main.tree_cursor_moved = noted  # type: ignore[method-assign]
+        records: list[str | None] = []
+        record = selection_module.record_selected
+        monkeypatch.setattr(selection_module, "record_selected",
+                            lambda ctx, agent_id: (records.append(agent_id),
+                                                   record(ctx, agent_id))[1])
         for _ in range(9):  # one burst, as key repeat delivers it
             app.post_message(events.Key("down", None))
         await wait_until(pilot, lambda: main.selected_id == "a09")
@@ -154,6 +161,7 @@ async def test_an_arrow_burst_selects_once_when_the_cursor_rests() -> None:
         # the selected row) still showed the agent selected before
         assert seen == [(f"a{n:02d}", "a00", "a00") for n in range(1, 10)]
         assert shows == ["a09"]  # one transcript load for nine rows passed over
+        assert records == ["a09"]  # and one `selected` workspace record
         assert tree.selected_id == "a09"
         assert "Transcript · agent 9" in screen_text(app)
         assert "→ agent 9 ·" in app.main.composer.border_title
