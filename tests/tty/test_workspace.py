@@ -135,7 +135,7 @@ def test_unsent_text_stays_with_its_agent_and_comes_back_after_a_quit(
         terminal: Callable[..., Terminal]) -> None:
     term = terminal(cols=120, rows=30)
     term.write(burst("first task", key("enter")))
-    term.wait_for("t1")  # a message was sent: the workspace is saved from here on
+    wait_running(term)  # a message was sent: the workspace is saved from here on
     term.type("an unsent draft for demo")
     term.wait_until(lambda: _composer_text(term) == "an unsent draft for demo", "the draft")
     term.press("ctrl+n")
