@@ -130,11 +130,13 @@ person), `mark`, `name`, `fold`, `armed`, `activity`, `pending`, `figure`, `cost
 LEFT_PARTS = ("activity", "pending")
 RIGHT_PARTS = ("elapsed", "tokens", "cost", "route")
 SHORTER: list[tuple[str, int]] = [
-    ("route", 1), ("tokens", 1), ("activity", 1), ("cost", 1), ("elapsed", 1),
+    ("route", 1), ("route", 2), ("tokens", 1), ("activity", 1), ("cost", 1), ("elapsed", 1),
     ("pending", 1), ("activity", 2), ("activity", 3)]
 """(part, form) in the order a row gets shorter: each step picks a shorter form of one
 part ("" drops it); the name is cut only after all of these. Work waiting in the inbox
 (`⚑` `↵`) stays longest after the state: it is what the person may have to act on."""
+ROUTE_SHORT = 16
+"""Cells a long route label is cut to before it is dropped (`local · qwen3-8b` fits)."""
 NAME_MIN = 4
 """Cells the name keeps (with its ellipsis) before anything else is cut."""
 
@@ -165,7 +167,8 @@ def _forms(row: RowFacts, now: float, show_route: bool) -> dict[str, list[str]]:
         if row.since is not None else [""],
         "tokens": [tokens_text(row.tokens.total), ""] if row.tokens.total else [""],
         "cost": [cost, ""] if cost else [""],
-        "route": [row.route, ""] if show_route and row.route else [""],
+        "route": [row.route, clip(row.route, ROUTE_SHORT), ""] if show_route and row.route
+        else [""],
     }
 
 
