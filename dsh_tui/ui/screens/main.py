@@ -206,9 +206,6 @@ class MainScreen(Screen[None]):
         self.run_worker(work, name=getattr(work, "__name__", ""), group=group,
                         exclusive=exclusive, exit_on_error=False)
 
-    def schedule(self, delay: float, callback: Callable[[], Any]) -> Any:
-        return self.world.schedule(delay, callback)
-
     def key_name(self, action: str) -> str:
         return key_name(self.app, action)
 
