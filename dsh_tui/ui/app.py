@@ -392,6 +392,7 @@ class DshApp(KeyGateApp):
             if view is not None and view.agent.holds:
                 main.update_titles()  # "waits for your edit · goes on in N s" (on change)
                 main.inbox.sync()  # the held item's countdown (drawn only when it changed)
+            main.fleet.tick()  # the tree rows' held badges (redrawn only when changed)
         except NoMatches:
             return  # the screen is being torn down (its panes go one by one)
         typing = time.monotonic() - self._typed_at < TYPING_HOLD

@@ -65,9 +65,10 @@ ACTIONS: tuple[ActionSpec, ...] = (
                words="steer inject follow-up followup kind switch"),
     ActionSpec("undo_discard", "Undo inbox edit", "Inbox", "ctrl+z", "Undo",
                "Undo the latest inbox edit (remove, edit, move, re-file, clear, merge, split, "
-               "move to another agent), back through the whole session; from any pane (the "
-               "composer keeps ctrl+z for its own text); the status line names what it undid",
-               words="restore undelete recover bring back removed revert"),
+               "move to another agent, a broadcast, a subtree stop's discard), back through "
+               "the whole session; from any pane (the composer keeps ctrl+z for its own "
+               "text); the status line names what it undid",
+               words="restore undelete recover bring back removed revert unsend take back"),
     ActionSpec("redo_inbox", "Redo inbox edit", "Inbox", "ctrl+y", "Redo",
                "Do again the inbox edit undo took back (a new edit forgets what was undone); "
                "from any pane",
@@ -183,8 +184,9 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "again for the next one",
                words="go next waiting attention alert paused failed blocked inbox finished"),
     ActionSpec("mark_agent", "Mark agent", "Agents", "space", "Mark",
-               "In the tree: mark or unmark the agent under the cursor and move down. Bulk "
-               "actions act on the marked agents (none marked: the selected one)",
+               "In the tree: mark or unmark the agent under the cursor and move down (only "
+               "while the composer is empty: with a draft there, space is typed into it). "
+               "Bulk actions act on the marked agents (none marked: the selected one)",
                words="select pick choose tag many"),
     ActionSpec("mark_subtree", "Mark agent and its sub-agents", "Agents", "ctrl+a",
                "Mark tree", "In the tree: mark the agent under the cursor with every agent "
@@ -215,7 +217,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
                words="done completed collapse declutter"),
     ActionSpec("broadcast", "Broadcast a message", "Agents", "ctrl+r", "Broadcast",
                "Send one message to every marked agent in the lane you choose (follow-up, "
-               "steer, inject); ctrl+z in the tree takes back the copies still pending",
+               "steer, inject); one undo (ctrl+z, any pane) takes back the copies still pending",
                words="send all many marked message steer inject follow-up"),
     ActionSpec("stop_marked", "Stop marked agents", "Agents", "ctrl+x", "Stop marked",
                "Stop every marked agent that runs, keeping its inbox (paused)",
@@ -226,16 +228,12 @@ ACTIONS: tuple[ActionSpec, ...] = (
                words="soft stop finish step boundary graceful"),
     ActionSpec("stop_subtree", "Stop agent and its sub-agents", "Agents", "ctrl+delete",
                "Stop tree", "Stop the selected agent and every agent it owns; asks whether "
-               "their inboxes are kept or discarded (ctrl+z in the tree puts discarded back)",
+               "their inboxes are kept or discarded (one undo, ctrl+z, puts a discard back)",
                words="cancel halt kill children tree parent discard keep"),
     ActionSpec("dispose_finished", "Dispose finished sub-agents", "Agents", "shift+delete",
                "Dispose done", "Dispose every finished sub-agent of the marked agents (none "
                "marked: of the selected one), after one confirmation",
                words="delete remove clean up cleanup done children bulk"),
-    ActionSpec("undo_bulk", "Undo the last bulk action", "Agents", "ctrl+z", "Undo bulk",
-               "In the tree: take back the last broadcast (copies still pending) or the inboxes "
-               "a stop discarded",
-               words="take back restore revert unsend"),
 )
 
 SPEC_BY_NAME = {spec.name: spec for spec in ACTIONS}

@@ -165,7 +165,7 @@ def test_a_steer_broadcast_to_three_marked_agents_and_a_subtree_stop_keeping_the
     term.press("ctrl+r")
     term.wait_for("Broadcast to 3 agents: demo, agent 2, agent 3")
     term.write(burst("wrap up now", key("ctrl+s")))
-    term.wait_for("Sent the steer to 3 agents.")
+    term.wait_for("Sent the steer to 3 agents · ctrl+z undoes.")
     term.wait_until(lambda: all(_steers(_session_of(term, name)) == ["wrap up now"]
                                 for name in ("demo", "agent 2", "agent 3")),
                     "each marked agent's steer in its log")

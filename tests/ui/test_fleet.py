@@ -31,8 +31,9 @@ def listed(app: Any) -> list[str]:
     return [line.agent_id for line in app.main.agent_tree.lines]
 
 
-def said(app: Any) -> list[str]:
-    return [n.message for n in app._notifications]
+def said(app: Any) -> str:
+    """The status line (the composer's lower border): what the last action said."""
+    return str(app.main.status_line.text)
 
 
 async def three_teams(ctx: Any) -> dict[str, Any]:
@@ -217,7 +218,7 @@ async def test_needs_you_is_counted_at_80x24_with_the_tree_folded_and_ctrl_g_vis
         assert app.main.selected_id == "b2" and bar.notice is None
         await pilot.press("ctrl+g")
         await settle(pilot)
-        assert "Nobody needs you right now." in said(app)
+        assert said(app) == "Nobody needs you right now."
 
 
 @pytest.mark.parametrize(("notify", "rings"), [("off", 0), ("bell", 1)])
@@ -264,17 +265,78 @@ async def test_space_marks_and_a_broadcast_steers_each_marked_agent_in_one_line(
             (steer,) = agent.inbox.next_step
             assert steer.text == "wrap up now" and steer.source["lane"] == "steer"
         assert not agents[3].inbox.has_pending
-        assert said(app).count("Sent the steer to 3 agents.") == 1
-        await pilot.press("ctrl+z")  # the copies still pending are unsent
+        assert said(app) == "Sent the steer to 3 agents · ctrl+z undoes."
+        sent = [agent.inbox.next_step[0].id for agent in agents[:3]]
+        assert app.focused is tree
+        await pilot.press("ctrl+z")  # the session's undo, not the tree's: copies unsent
         await settle(pilot)
         assert not any(agent.inbox.next_step for agent in agents[:3])
-        assert "Took back the last broadcast: 3 items unsent." in said(app)
+        assert said(app) == "Undone: broadcast to 3 agents · ctrl+y redoes."
+        app.main.inbox.focus()
+        await pilot.press("ctrl+y")  # from another pane: the same copies, same ids, again
+        await settle(pilot)
+        assert [agent.inbox.next_step[0].id for agent in agents[:3]] == sent
+        assert said(app) == "Redone: broadcast to 3 agents · ctrl+z undoes."
+        tree.focus()
         await pilot.press("ctrl+x")  # stop the marked, inboxes kept
         for agent in agents[:3]:
             await idle(pilot, agent)
-        assert "Stopped 3 agents, keeping their inboxes." in said(app)
+        assert said(app) == "Stopped 3 agents, keeping their inboxes."
         await pilot.press("backspace")
         assert not app.main.fleet.marks
+
+
+async def test_a_broadcast_is_one_step_of_the_sessions_undo_history_among_inbox_edits() -> None:
+    ctx, _ = world([hang(), hang()])
+    agents = [await add_agent(ctx, f"w{n}", f"worker {n}") for n in range(2)]
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        for agent in agents:
+            agent.followup(msg("work", f"go-{agent.id}", "follow-up"))
+            await wait_until(pilot, lambda a=agent: a.status == "running")
+        agents[0].inbox.append("next-turn", msg("queued", "q0"))
+        app.main.select_agent("w0", focus_tree=True)
+        await settle(pilot)
+        await pilot.press("space", "space", "ctrl+r")
+        await wait_until(pilot, lambda: isinstance(app.screen, BroadcastScreen))
+        await pilot.press(*"check in", "ctrl+s")
+        await wait_until(pilot, lambda: all(a.inbox.next_step for a in agents))
+        await pilot.press("up")  # back to worker 0 (space moved the cursor down)
+        await settle(pilot)
+        inbox = app.main.inbox
+        inbox.focus()
+        inbox.highlight_message("q0")
+        await pilot.pause()
+        await pilot.press("delete")  # an inbox edit after the broadcast
+        await settle(pilot)
+        assert agents[0].inbox.get("q0") is None
+        await pilot.press("ctrl+z")  # the newest first: the removal
+        await settle(pilot)
+        assert agents[0].inbox.get("q0") is not None
+        assert all(a.inbox.next_step for a in agents)
+        app.main.transcript.focus()
+        await pilot.press("ctrl+z")  # then the broadcast, from the transcript
+        await settle(pilot)
+        assert not any(a.inbox.next_step for a in agents)
+        assert said(app) == "Undone: broadcast to 2 agents · ctrl+y redoes."
+        for agent in agents:
+            agent.cancel()
+            await idle(pilot, agent)
+
+
+async def test_space_in_the_tree_types_into_a_draft_instead_of_marking() -> None:
+    ctx, _ = world()
+    for n in range(2):
+        await add_agent(ctx, f"w{n}", f"worker {n}")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        app.main.select_agent("w0", focus_tree=True)
+        await settle(pilot)
+        await pilot.press(*"wrap")  # typed in the tree: it went to the composer
+        app.main.agent_tree.focus()
+        await pilot.press("space")
+        assert not app.main.fleet.marks
+        assert app.focused is app.main.composer and app.main.composer.text == "wrap "
 
 
 @pytest.mark.parametrize("choice", ["keep", "discard"])
@@ -301,12 +363,13 @@ async def test_stopping_a_subtree_keeps_or_discards_every_inbox_as_chosen(choice
         for agent in [*team, agents["r2"]]:
             assert agent.inbox.has_pending == kept, agent.id
         assert agents["scout"].status == "idle"
-        tail = "keeping every inbox" if kept else "discarding their inboxes"
-        assert any(m.startswith(f"Stopped 4 agents, {tail}") for m in said(app)), said(app)
+        tail = "keeping every inbox." if kept else "discarding their inboxes · ctrl+z undoes."
+        assert said(app) == f"Stopped 4 agents, {tail}"
         if not kept:
             await pilot.press("ctrl+z")
             await settle(pilot)
             assert all(agent.inbox.has_pending for agent in [*team, agents["r2"]])
+            assert said(app) == "Undone: clear 4 items of 4 stopped agents · ctrl+y redoes."
 
 
 async def test_finished_sub_agents_go_in_one_dispose_after_one_confirm() -> None:
@@ -323,7 +386,7 @@ async def test_finished_sub_agents_go_in_one_dispose_after_one_confirm() -> None
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         assert "Dispose 2 finished sub-agents of lead?" in screen_text(app)
         await pilot.press("ctrl+y")
-        await wait_until(pilot, lambda: "Disposed 2 agents." in said(app))
+        await wait_until(pilot, lambda: said(app) == "Disposed 2 agents.")
         await settle(pilot)
         assert listed(app) == ["lead", "r1", "scout", "probe", "solo"]
 

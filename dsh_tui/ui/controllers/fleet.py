@@ -6,7 +6,9 @@ hidden finished sub-agents of `state/tree_view.py`; rows from `state/tree_rows.p
 route prices, breakpoints, marks and needs), keeps the needs-you count current from the
 bridge's flushes (`state/needs_you.py`: the key bar shows it, ctrl+g visits each), and runs
 the bulk actions of `state/bulk.py` on the marked agents (none marked: the selected one),
-each saying in one line how many agents it touched.
+each saying on the status line how many agents it touched. A broadcast and a discarding
+subtree stop are one entry each of the session's inbox history (`controllers/edits.py`):
+ctrl+z / ctrl+y from any pane take them back and do them again.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from ..state.needs_you import Need, NeedsYou, facts_of
 from ..state.tree_rows import RowFacts, roll_up, row_facts
 from ..state.tree_view import Line, TreeView
 from ..state.workspace import record_dropped
-from .seams import Panes, Screenside, Selection, World
+from .edits import InboxEdits
+from .seams import Notes, Panes, Screenside, Selection, World
 from .selection import set_title
 
 
@@ -41,7 +44,7 @@ REASON_WORDS = {"paused": "paused at its breakpoint", "failed": "its turn failed
                 "finished": "finished its turn"}
 
 
-class Host(World, Panes, Selection, Screenside, Protocol):
+class Host(World, Notes, Panes, Selection, Screenside, Protocol):
     """What the fleet needs of the screen."""
 
     def show_agents_pane(self) -> None:
@@ -51,8 +54,10 @@ class Host(World, Panes, Selection, Screenside, Protocol):
 class Fleet:
     """The tree's source, the needs-you count, marks and bulk actions."""
 
-    def __init__(self, host: Host) -> None:
+    def __init__(self, host: Host, edits: InboxEdits) -> None:
         self.host = host
+        self.edits = edits
+        """The session's inbox history: a broadcast or a discard is one entry of it."""
         self.view = TreeView()
         self.marks = bulk.Marks()
         self.needs = NeedsYou()
@@ -63,7 +68,6 @@ class Fleet:
         self.parents: dict[str, str] = {}
         """Agent id → its owner's id, as last listed (a disposed agent's owner is found here)."""
         self._judged: dict[str, tuple[Any, ...]] = {}
-        self._undo: tuple[str, Callable[[], int]] | None = None
         self._needs_shown = -1
         self._finished: dict[str, bool] = {}
         self.title_base = "Agents"
@@ -164,7 +168,8 @@ class Fleet:
             paused = self.paused_since.get(agent_id)
             # What a row or a need can show; a streamed chunk changes none of it.
             key = (view.activity.version, agent.status, len(inbox.next_step),
-                   len(inbox.next_turn), paused, view.name, view.route_label)
+                   len(inbox.next_turn), paused, view.name, view.route_label,
+                   tuple((h.message_id, h.remaining() is None) for h in agent.holds))
             if self._judged.get(agent_id) == key:
                 continue
             self._judged[agent_id] = key
@@ -180,6 +185,14 @@ class Fleet:
         elif changed:
             tree.refresh_rows(views, changed)
         self.show_needs()
+
+    def tick(self) -> None:
+        """The app's tick while agents run: rows with an edit hold redraw when their
+        countdown reads differently (`✎waits 42s`)."""
+        views = self.host.bridge.views
+        held = [agent_id for agent_id, view in views.items() if view.agent.holds]
+        if held:
+            self.host.agent_tree.refresh_rows(views, held)
 
     def _started(self, need: Need) -> None:
         if self.alert is not None and need.agent_id != self.host.selected_id:
@@ -240,11 +253,11 @@ class Fleet:
         host = self.host
         target = self.needs.next_after(host.selected_id)
         if target is None:
-            host.say("Nobody needs you right now.", timeout=3)
+            host.note("Nobody needs you right now.", seconds=3)
             return
         if target == host.selected_id:
-            host.say(f"{host.display_name(target)} is the only agent that needs you.",
-                     timeout=3)
+            host.note(f"{host.display_name(target)} is the only agent that needs you.",
+                      seconds=3)
         host.select_agent(target)
 
     def fold(self, fold: bool) -> None:
@@ -286,9 +299,9 @@ class Fleet:
         self.update_title()
         hidden = sum(1 for agent_id, done in self._finished.items()
                      if done and agent_id not in self.host.agent_tree.listed)
-        self.host.say(f"Hiding {hidden} finished sub-agent{'s' if hidden != 1 else ''}."
-                      if self.view.hide_finished else "Showing finished sub-agents.",
-                      timeout=3)
+        self.host.note(f"Hiding {hidden} finished sub-agent{'s' if hidden != 1 else ''}."
+                       if self.view.hide_finished else "Showing finished sub-agents.",
+                       seconds=3)
 
     def open_filter(self) -> None:
         host = self.host
@@ -378,16 +391,13 @@ class Fleet:
                 return
             text, lane = answer
             result = bulk.broadcast(targets, text, lane)
-            if result.undo is not None:
-                self._undo = ("broadcast", result.undo)
+            self._record(result)
             host.bridge.flush()
-            host.say(result.say(f"Sent the {lane} to"), "warning" if result.errors else
-                     "information", timeout=4)
+            self._say(result, result.say(f"Sent the {lane} to"), undoable=True)
 
         host.ask(BroadcastScreen(title), send)
 
     def stop_marked(self, after_step: bool = False) -> None:
-        host = self.host
         targets = self.targets()
         if not targets:
             return
@@ -396,7 +406,7 @@ class Fleet:
             line = result.say("Asked", "were not running", after=" to stop after this step")
         else:
             line = result.say("Stopped", "were not running", after=", keeping their inboxes")
-        host.say(line, "warning" if result.errors else "information", timeout=4)
+        self._say(result, line)
 
     def stop_subtree(self) -> None:
         host = self.host
@@ -413,14 +423,11 @@ class Fleet:
                 return
             keep = answer == "keep"
             result = bulk.stop_tree(host.ctx.agents, root, keep=keep)
-            if result.undo is not None:
-                self._undo = ("discard", result.undo)
+            self._record(result)
             host.bridge.flush()
-            what = ", keeping every inbox" if keep else \
-                f", discarding their inboxes ({host.keys_label('undo_bulk')} in the tree " \
-                "puts them back)"
-            host.say(result.say("Stopped", "were idle with nothing pending", after=what),
-                     "warning" if result.errors else "information", timeout=5)
+            what = ", keeping every inbox" if keep else ", discarding their inboxes"
+            self._say(result, result.say("Stopped", "were idle with nothing pending",
+                                         after=what), undoable=not keep)
 
         host.ask(ChoiceScreen(question, "Their inboxes: keep them (paused, delivered when "
                                         "you send again) or discard them?",
@@ -436,7 +443,7 @@ class Fleet:
         agents = host.ctx.agents
         found = bulk.finished_children(agents, parents, lambda a: self.finished(a.id))
         if not found:
-            host.say(f"No finished sub-agents under {self._names(parents)}.", timeout=3)
+            host.note(f"No finished sub-agents under {self._names(parents)}.", seconds=3)
             return
         count = sum(len(bulk.subtree(agents, agent)) for agent in found)
 
@@ -454,17 +461,17 @@ class Fleet:
         result = await bulk.dispose_all(host.ctx.agents, found)
         for agent_id in result.touched:
             record_dropped(host.ctx, agent_id)
-        host.say(result.say("Disposed", "were gone already"),
-                 "warning" if result.errors else "information", timeout=4)
+        self._say(result, result.say("Disposed", "were gone already"))
 
-    def undo(self) -> None:
-        host = self.host
-        if self._undo is None:
-            host.say("No bulk action to take back.", timeout=3)
-            return
-        what, undo = self._undo
-        self._undo = None
-        count = undo()
-        host.bridge.flush()
-        host.say(f"Took back the last {what}: {count} item{'s' if count != 1 else ''} "
-                 f"{'unsent' if what == 'broadcast' else 'put back'}.", timeout=4)
+    def _record(self, result: bulk.BulkResult) -> None:
+        """The action's undo becomes the newest entry of the session's inbox history."""
+        if result.edit is not None:
+            self.edits.record(result.edit)
+
+    def _say(self, result: bulk.BulkResult, line: str, undoable: bool = False) -> None:
+        """One status line: how many agents the action touched (and the key that takes it
+        back, when one does)."""
+        if undoable and result.edit is not None:
+            line = f"{line[:-1]} · {self.host.key_name('undo_discard')} undoes."
+        self.host.note(line, "warning" if result.errors else "information",
+                       seconds=6 if result.errors else 4)

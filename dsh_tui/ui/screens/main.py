@@ -109,7 +109,7 @@ class MainScreen(Screen[None]):
                                   "redo_inbox", "mark_item", "merge_items", "transfer_items",
                                   "mark_agent", "mark_subtree", "clear_marks", "broadcast",
                                   "stop_marked", "stop_after_step", "stop_subtree",
-                                  "dispose_finished", "undo_bulk"})
+                                  "dispose_finished"})
     """Actions `view` (a read-only log) neither offers in the footer nor runs."""
 
     NEEDS_AGENT = frozenset({"followup", "steer", "inject", "cancel_keep_inbox", "cancel_clear",
@@ -141,7 +141,7 @@ class MainScreen(Screen[None]):
         self.editing = Editing(self, self.sending)
         self.breakpoint_actions = BreakpointActions(self, self.editing)
         self.draft_keeper = DraftKeeper(self)
-        self.fleet = Fleet(self)
+        self.fleet = Fleet(self, self.inbox_edits)
         self.selection = SelectionKeeper(self, self.breakpoint_actions, self.editing,
                                          self.draft_keeper, self.fleet)
         self.timelines = TimelineActions(self)
@@ -415,9 +415,6 @@ class MainScreen(Screen[None]):
 
     def action_dispose_finished(self) -> None:
         self.fleet.dispose_finished()
-
-    def action_undo_bulk(self) -> None:
-        self.fleet.undo()
 
     def on_tree_filter_changed(self, event: TreeFilter.Changed) -> None:
         self.fleet.filter_changed(event.query)

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from .agent_view import AgentView
 from .cost import Cost, Prices, Tokens, cost_of, format_cost, sum_costs
+from .hold_view import tree_badge
 from .session_rows import cells, clip
 from .text import visible_label
 
@@ -66,7 +68,8 @@ class RowFacts:
     busy_below: int = 0
     """Running agents among the folded rows."""
     badge: str = ""
-    """A short mark another feature puts on the row (e.g. a held edit), after the flags."""
+    """A short mark another feature puts on the row (a held edit: `held_badge`), after
+    the flags."""
 
 
 def row_facts(view: AgentView, prices: Callable[[str], Prices | None], *,
@@ -84,7 +87,17 @@ def row_facts(view: AgentView, prices: Callable[[str], Prices | None], *,
     return RowFacts(view.id, visible_label(view.name), state, activity.turn, activity.step,
                     visible_label(activity.tool), since, activity.tokens,
                     cost_of(activity.spent, prices), visible_label(view.route_label),
-                    steps, turns, armed, marked, needs)
+                    steps, turns, armed, marked, needs, badge=held_badge(agent.holds))
+
+
+def held_badge(holds: Iterable[Any]) -> str:
+    """`✎held` while the person edits one of the agent's items, `✎waits 42s` once the
+    agent waits on it (docs/contract.md §3.8: a hold's countdown runs only while its
+    agent waits, so a counting hold is a waited-on one); "" with no hold."""
+    holds = list(holds)
+    if not holds:
+        return ""
+    return tree_badge(holds, [h.message_id for h in holds if h.remaining() is not None])
 
 
 def roll_up(parent: RowFacts, below: Iterable[RowFacts]) -> RowFacts:

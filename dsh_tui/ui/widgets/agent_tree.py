@@ -25,7 +25,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ..bindings import bind
-from ..panekeys import PaneKeys
+from ..panekeys import PaneKeys, run_bound_key
 from ..state.agent_view import AgentView
 from ..state.session_rows import cells
 from ..state.tree_rows import SPINNER, TICKING, RowFacts, elapsed, format_row
@@ -93,12 +93,12 @@ class AgentTree(PaneKeys, ScrollView, can_focus=True):
         bind("stop_after_step", action="screen.stop_after_step", show=False),
         bind("stop_subtree", action="screen.stop_subtree", show=False),
         bind("dispose_finished", action="screen.dispose_finished", show=False),
-        bind("undo_bulk", action="screen.undo_bulk", show=False),
     ]
 
     HELP = "Agents and the sub-agents they own. The highlighted agent is the one the " \
            "transcript, inbox and composer talk to; enter puts you in the composer. Typing " \
-           "here types into the composer: no letter is a tree command (space marks)."
+           "here types into the composer: no letter is a tree command (space marks an " \
+           "agent only while the composer is empty)."
 
     class Selected(Message):
         """The person chose the agent under the cursor (enter or a click)."""
@@ -413,18 +413,25 @@ class AgentTree(PaneKeys, ScrollView, can_focus=True):
 
     async def _on_key(self, event: events.Key) -> None:
         """Any key but a move acts on the row the person sees: a pending selection is
-        made first (`tree_settle_now`). Textual then runs `PaneKeys._on_key` (a handler
-        per class of the MRO)."""
+        made first (`tree_settle_now`). Space marks, but only here and only while the
+        composer is empty (with a draft under way it is typed there, as every printable
+        key is: `panekeys`). Textual then runs `PaneKeys.on_key` (a handler per class of
+        the MRO) unless this one handled the key."""
         if event.key in MOVES:
             # How long the key waited in the queue (a burst is handled key by key): the
             # rest before the selection follows counts from its arrival.
             self._key_waited = max(time.monotonic() - event.time, 0.0)
             return
         self._key_waited = 0.0
-        if self.app.focused is self:
-            settle = getattr(self.screen, "tree_settle_now", None)
-            if settle is not None:
-                settle()
+        if self.app.focused is not self:
+            return
+        empty = getattr(self.screen, "composer_is_empty", None)
+        if event.key == "space" and callable(empty) and empty():
+            await run_bound_key(self, event)
+            return
+        settle = getattr(self.screen, "tree_settle_now", None)
+        if settle is not None:
+            settle()
 
     def on_blur(self) -> None:
         settle = getattr(self.screen, "tree_settle_now", None)
