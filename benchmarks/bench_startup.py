@@ -137,7 +137,7 @@ def _child_app() -> None:
                                     title="demo", session_id=new_agent_id("demo"))
         app = DshApp(ctx, config)
         async with app.run_test(size=(120, 40)) as pilot:
-            while handle.agent.id not in app.main.agent_tree.nodes:
+            while handle.agent.id not in app.main.agent_tree.listed:
                 await pilot.pause(0.001)
             print(READY, flush=True)
         os._exit(0)  # the measurement ended at READY; skip teardown

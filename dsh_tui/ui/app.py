@@ -64,7 +64,7 @@ TYPING_HOLD = 0.3
 redraws the row of every running agent, a frame the next key would wait behind."""
 UI_DIR = Path(__file__).parent
 WIDGET_CSS = ("save_state", "agent_tree", "transcript", "inbox", "search_bar",
-              "breakpoint_panel", "composer", "event_log", "key_bar")
+              "tree_filter", "breakpoint_panel", "composer", "event_log", "key_bar")
 """widgets/NAME.tcss in mount order, a pane before what it holds: where two rules are
 equally specific the later file wins, as the DEFAULT_CSS of the widget mounted later did."""
 
@@ -109,7 +109,7 @@ class DshApp(KeyGateApp):
         self.ctx = ctx
         self.config = config if config is not None else UiConfig()
         self.read_only = ctx.read_only
-        self.bridge = Bridge(ctx, self._schedule)
+        self.bridge = Bridge(ctx, self.schedule)
         self.bridge.on_flush = self._on_flush
         self._spinner: Timer | None = None
         self._typed_at = -QUIT_NEVER
@@ -123,6 +123,8 @@ class DshApp(KeyGateApp):
         self._unknown_keys: list[str] = []
         self._bad_keys: list[str] = []
         self._toasts_until = 0.0
+        self.terminal: Any = None
+        """The terminal driver, once it said it exists (None headless or in a browser)."""
         self.keymap: dict[str, str] = {}
         """Binding id → keys, as last set (Textual keeps its own copy private):
         `keys.bound_keys` reads it to name the keys that work."""
@@ -141,6 +143,22 @@ class DshApp(KeyGateApp):
         wanted = self.config.theme
         self.theme = wanted if wanted in self.available_themes else "dark"
         self._unknown_theme = None if wanted in self.available_themes else wanted
+
+    def driver_ready(self, driver: Any) -> None:
+        """The terminal driver exists (`textual_compat`): desktop notifications go
+        through it."""
+        self.terminal = driver
+
+    def alert(self, text: str) -> None:
+        """An agent started needing the person (the `notify` setting; off by default): the
+        terminal's bell, or a desktop notification through the terminal driver, whose
+        one line is made safe there (`TerminalDriver.desktop_notification`)."""
+        if self.config.notify == "bell":
+            self.bell()
+        elif self.config.notify == "desktop":
+            notify = getattr(self.terminal, "desktop_notification", None)
+            if callable(notify):
+                notify(f"dsh-tui · {text}")
 
     @property
     def main(self) -> MainScreen:
@@ -194,6 +212,8 @@ class DshApp(KeyGateApp):
     def on_mount(self) -> None:
         main = self.main
         self.size_classes(main)  # the terminal's size is known now (after its Resize)
+        if self.config.notify != "off":
+            main.fleet.alert = self.alert
         main.start()
         self._world_offs = [self.ctx.on(CONNECTION_EVENT, main.show_connection),
                             self.ctx.on(NOTICE_EVENT, main.show_notice)]
@@ -353,6 +373,12 @@ class DshApp(KeyGateApp):
             self._typed_at = time.monotonic()
         await super().on_event(event)
 
+    def key_settled(self) -> None:
+        """After the key's frame: once a burst's last key is handled, the tree's selection
+        may follow its cursor."""
+        if self._main is not None and not self.keys_held():
+            self._main.selection.keys_done()
+
     def _tick(self) -> None:
         """10 times a second while an agent runs: spinner frames."""
         if self.closing:
@@ -360,14 +386,15 @@ class DshApp(KeyGateApp):
         try:
             main = self.main
             tree = main.agent_tree
+            view = main.selected_view
+            if view is not None and view.transcript.waiting_since is not None:
+                main.update_titles()  # the "waiting for the model… (Ns)" count (on change)
+            if view is not None and view.agent.holds:
+                main.update_titles()  # "waits for your edit · goes on in N s" (on change)
+                main.inbox.sync()  # the held item's countdown (drawn only when it changed)
+            main.fleet.tick()  # the tree rows' held badges (redrawn only when changed)
         except NoMatches:
-            return  # the screen is being torn down
-        view = main.selected_view
-        if view is not None and view.transcript.waiting_since is not None:
-            main.update_titles()  # the "waiting for the model… (Ns)" count (set on change)
-        if view is not None and view.agent.holds:
-            main.update_titles()  # "waits for your edit · goes on in N s" (set on change)
-            main.inbox.sync()  # the held item's countdown (drawn only when it changed)
+            return  # the screen is being torn down (its panes go one by one)
         typing = time.monotonic() - self._typed_at < TYPING_HOLD
         if tree.tick(self.bridge.views, hold=typing):
             return
@@ -421,6 +448,7 @@ class DshApp(KeyGateApp):
         if self._copy_screen_selection():
             return
         main = self.main
+        main.tree_settle_now()  # the agent the tree's cursor is on, not the one before
         agent = main.selected_agent
         if agent is not None and not self.read_only and agent.status == "running":
             self._interrupted_at = -QUIT_NEVER

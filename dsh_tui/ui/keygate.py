@@ -197,6 +197,11 @@ class KeyGateApp(App[Any]):
             return
         await super().on_event(event)
 
+    def keys_held(self) -> int:
+        """Keys of a burst that arrived and wait for the key in flight to settle: more
+        input is coming, whatever a timer says (the tree's selection waits for it)."""
+        return len(self._key_gate.held)
+
     def key_settled(self) -> None:
         """A key (or a run of typed ones) was handled and what it changed waits only to be
         painted: the next frame shows it. Work meant to follow the key's frame is asked for

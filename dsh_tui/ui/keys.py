@@ -65,9 +65,10 @@ ACTIONS: tuple[ActionSpec, ...] = (
                words="steer inject follow-up followup kind switch"),
     ActionSpec("undo_discard", "Undo inbox edit", "Inbox", "ctrl+z", "Undo",
                "Undo the latest inbox edit (remove, edit, move, re-file, clear, merge, split, "
-               "move to another agent), back through the whole session; from any pane (the "
-               "composer keeps ctrl+z for its own text); the status line names what it undid",
-               words="restore undelete recover bring back removed revert"),
+               "move to another agent, a broadcast, a subtree stop's discard), back through "
+               "the whole session; from any pane (the composer keeps ctrl+z for its own "
+               "text); the status line names what it undid",
+               words="restore undelete recover bring back removed revert unsend take back"),
     ActionSpec("redo_inbox", "Redo inbox edit", "Inbox", "ctrl+y", "Redo",
                "Do again the inbox edit undo took back (a new edit forgets what was undone); "
                "from any pane",
@@ -175,6 +176,64 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Leave dsh-tui: running turns stop, every inbox is kept (--resume brings them "
                "back)",
                words="exit leave close bye"),
+    # Many agents at once (issue 28): after the single-agent actions, whose titles win a tie
+    # in the palette ("stop" is first Stop (keep inbox), then these).
+    ActionSpec("jump_needs_you", "Next agent that needs you", "Agents", "ctrl+g", "Needs you",
+               "Select the agent that has needed you longest (paused at its breakpoint, "
+               "failed, blocked, work kept after a stop, or a finished turn not yet seen); "
+               "again for the next one",
+               words="go next waiting attention alert paused failed blocked inbox finished"),
+    ActionSpec("mark_agent", "Mark agent", "Agents", "space", "Mark",
+               "In the tree: mark or unmark the agent under the cursor and move down (only "
+               "while the composer is empty: with a draft there, space is typed into it). "
+               "Bulk actions act on the marked agents (none marked: the selected one)",
+               words="select pick choose tag many"),
+    ActionSpec("mark_subtree", "Mark agent and its sub-agents", "Agents", "ctrl+a",
+               "Mark tree", "In the tree: mark the agent under the cursor with every agent "
+               "it owns (again: unmark them)",
+               words="select pick tag children tree many"),
+    ActionSpec("clear_marks", "Clear marks", "Agents", "backspace", "Unmark",
+               "In the tree: unmark every agent",
+               words="unselect unmark none deselect"),
+    ActionSpec("fold_agent", "Fold sub-agents", "Agents", "left", "Fold",
+               "In the tree: fold the agent's sub-agents into its row (which then sums "
+               "them); on a row without open sub-agents, go to its owner",
+               words="collapse close hide children"),
+    ActionSpec("unfold_agent", "Unfold sub-agents", "Agents", "right", "Unfold",
+               "In the tree: show the agent's sub-agents; on an open row, go to its first",
+               words="expand open show children"),
+    ActionSpec("fold_all", "Fold every agent", "Agents", "shift+left", "Fold all",
+               "In the tree: fold every agent that owns others, so the roots fit",
+               words="collapse close all roots"),
+    ActionSpec("unfold_all", "Unfold every agent", "Agents", "shift+right", "Unfold all",
+               "In the tree: show every sub-agent",
+               words="expand open all"),
+    ActionSpec("filter_agents", "Filter agents by name", "Agents", "ctrl+f", "Filter",
+               "In the tree: list only agents whose name has every word typed (with their "
+               "owners); enter keeps the filter, escape clears it",
+               words="find search narrow name type"),
+    ActionSpec("hide_finished", "Hide finished sub-agents", "Agents", "ctrl+d", "Hide done",
+               "In the tree: hide (or show again) sub-agents that finished and need nothing",
+               words="done completed collapse declutter"),
+    ActionSpec("broadcast", "Broadcast a message", "Agents", "ctrl+r", "Broadcast",
+               "Send one message to every marked agent in the lane you choose (follow-up, "
+               "steer, inject); one undo (ctrl+z, any pane) takes back the copies still pending",
+               words="send all many marked message steer inject follow-up"),
+    ActionSpec("stop_marked", "Stop marked agents", "Agents", "ctrl+x", "Stop marked",
+               "Stop every marked agent that runs, keeping its inbox (paused)",
+               words="cancel halt kill interrupt many marked"),
+    ActionSpec("stop_after_step", "Stop marked after this step", "Agents", "ctrl+e",
+               "Stop at step end", "Let every marked agent finish the step it is in, then "
+               "stop, keeping its inbox",
+               words="soft stop finish step boundary graceful"),
+    ActionSpec("stop_subtree", "Stop agent and its sub-agents", "Agents", "ctrl+delete",
+               "Stop tree", "Stop the selected agent and every agent it owns; asks whether "
+               "their inboxes are kept or discarded (one undo, ctrl+z, puts a discard back)",
+               words="cancel halt kill children tree parent discard keep"),
+    ActionSpec("dispose_finished", "Dispose finished sub-agents", "Agents", "shift+delete",
+               "Dispose done", "Dispose every finished sub-agent of the marked agents (none "
+               "marked: of the selected one), after one confirmation",
+               words="delete remove clean up cleanup done children bulk"),
 )
 
 SPEC_BY_NAME = {spec.name: spec for spec in ACTIONS}

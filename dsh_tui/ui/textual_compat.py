@@ -20,6 +20,11 @@ from textual.message import Message
 from textual.message_pump import MessagePump
 from textual.widget import Widget
 
+from dsh_tui.harness.safe_text import one_line
+
+NOTIFICATION_CHARS = 120
+"""A desktop notification's longest text."""
+
 TESTED = "8.2."
 """The Textual release line whose private names are read here (pyproject.toml pins it)."""
 
@@ -146,13 +151,24 @@ def _terminal_driver() -> type[Driver]:
 
     class TerminalDriver(LinuxDriver):
         """LinuxDriver, safe at a hang-up: writes to a gone terminal are dropped, and
-        SIGCONT resumes application mode only after a suspend the app made itself."""
+        SIGCONT resumes application mode only after a suspend the app made itself. It
+        tells the app it exists (`driver_ready`), which may ask it for a desktop
+        notification."""
 
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
+        def __init__(self, app: Any, *args: Any, **kwargs: Any) -> None:
+            super().__init__(app, *args, **kwargs)
             if self._file is not None:  # None: no stderr at all, nothing to guard
                 self._file = TerminalOutput(self._file)  # type: ignore[assignment]
             self.suspended = False
+            ready = getattr(app, "driver_ready", None)
+            if callable(ready):
+                ready(self)
+
+        def desktop_notification(self, text: str) -> None:
+            """Ask the terminal for a desktop notification (OSC 9: iTerm2, WezTerm,
+            Windows Terminal, Ghostty, kitty; others ignore it). The text is one safe
+            line: an agent name cannot end the sequence early or smuggle one in."""
+            self.write(f"\x1b]9;{one_line(text, NOTIFICATION_CHARS)}\x07")
 
         def _sigtstp_application(self, *args: Any) -> None:
             self.suspended = True  # before the stop: SIGCONT may run as soon as it returns

@@ -48,7 +48,7 @@ async def test_the_app_drives_remote_sessions_and_edits_a_remote_inbox(runtime) 
                                       state=lambda: (describe(agent),
                                                      [n.text for n in world.notices]))
 
-            await until(lambda: {agent.id, other.id} <= set(main.agent_tree.nodes),
+            await until(lambda: {agent.id, other.id} <= set(main.agent_tree.listed),
                         "both remote sessions in the tree")
             assert f"Agents · {world.connection.where}" in shown(app)
             main.select_agent(agent.id)

@@ -383,11 +383,18 @@ def discards(term: Terminal) -> list[dict[str, Any]]:
             if data.get("outcome") == "canceled"]
 
 
+def wait_running(term: Terminal) -> None:
+    """Wait until the selected agent's first turn runs (the transcript title says so:
+    `turn 1 step 1`, or `t1 s1` when the title is short of room)."""
+    term.wait_until(lambda: "turn 1" in term.text() or "t1 s1" in term.text(),
+                    "the first turn running")
+
+
 def queue_behind_a_turn(term: Terminal, *follow_ups: str) -> None:
     """Start a turn ("first task") on the selected agent and queue `follow_ups` behind it,
     each seen in the tree's count (a slow demo keeps the turn running meanwhile)."""
     term.write(burst("first task", key("enter")))
-    term.wait_for("t1")
+    wait_running(term)
     for count, text in enumerate(follow_ups, 1):
         term.write(burst(text, key("enter")))
         term.wait_for(f"↵{count}")

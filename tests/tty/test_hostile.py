@@ -74,7 +74,7 @@ def test_view_shows_a_crafted_log_without_a_raw_byte(tmp_path: Path) -> None:
         term.settle()
         term.press("f2")
         term.press("ctrl+p")
-        term.write(b"agent")
+        term.write(b"agent: PWN")  # (many commands name agents: the agents' own rows)
         term.wait_for("agent: PWN-ROOT")
         term.press("escape")
         term.settle()

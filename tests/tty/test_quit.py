@@ -29,9 +29,9 @@ def _queue_work(term: Terminal) -> None:
     term.wait_gone("Name the new child")
     term.wait_for("child 1")
     term.write(burst("child task", key("enter")))
-    term.wait_until(lambda: term.text().count(" t1") >= 2, "the child's turn")
+    term.wait_until(lambda: "child 1 · running" in term.text(), "the child's turn")
     term.write(burst("child follow-up", key("enter")))
-    term.wait_for("↵1")
+    term.wait_for("NEXT TURN · 1")  # the child's inbox (its tree row is short of room)
 
 
 def _arm_breakpoint(term: Terminal) -> None:

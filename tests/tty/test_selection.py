@@ -17,7 +17,7 @@ NAMES = ("○ demo", "agent 2", "agent 3")
 def _shown(term: Terminal) -> dict[str, str]:
     """Which agent each part of the screen names."""
     text = term.text()
-    cursor = term.highlighted(NAMES, columns=34)  # the tree pane
+    cursor = term.highlighted(NAMES, columns=35)  # the tree pane
     assert len(cursor) == 1, f"no single cursor row in the tree: {cursor}\n{text}"
     return {
         "cursor": cursor[0].removeprefix("○ "),
@@ -44,7 +44,7 @@ def _agree(term: Terminal) -> str:
 
 def test_ctrl_n_selects_the_new_agent_and_moves_the_cursor_to_it(
         terminal: Callable[..., Terminal]) -> None:
-    term = terminal(cols=100, rows=24, config=FAST)
+    term = terminal(cols=160, rows=24, config=FAST)
     _new_agent(term, "agent 2")
     term.press("tab")  # the tree has focus: ctrl+n there used to start the ping-pong
     _new_agent(term, "agent 3")
@@ -54,7 +54,7 @@ def test_ctrl_n_selects_the_new_agent_and_moves_the_cursor_to_it(
 
 def test_a_navigation_burst_leaves_one_still_selection_and_an_idle_app(
         terminal: Callable[..., Terminal]) -> None:
-    term = terminal(cols=100, rows=24, config=FAST)
+    term = terminal(cols=160, rows=24, config=FAST)
     for name in ("agent 2", "agent 3"):
         _new_agent(term, name)
     term.press("tab")  # focus the tree

@@ -18,7 +18,7 @@ from ui.test_workspaces import make_workspace  # tests/ is on sys.path (rootdir 
 
 from dsh_tui.ui.state.session_rows import cells
 
-from .terminal import BINARY, Terminal, burst, key
+from .terminal import BINARY, Terminal, burst, key, wait_running
 
 LONG = "an agent with the long name people give"
 
@@ -47,7 +47,7 @@ def test_sessions_rows_fit_an_80_column_terminal(tmp_path: Path) -> None:
 def test_view_opens_a_saved_session_by_an_id_prefix(tmp_path: Path) -> None:
     _store(tmp_path)
     with Terminal(tmp_path, cols=120, rows=30, args=["view", "old-root0.c"]) as term:
-        term.wait_for("work for researcher of many")  # the child's queued item (wrapped)
+        term.wait_for("work for researcher of")  # the child's queued item (wrapped)
         term.press("ctrl+q")
         assert term.wait_exit() == 0
 
@@ -57,7 +57,7 @@ def test_sessions_lists_the_command_quitting_printed(
     config = tmp_path / "config.toml"  # the terminal's own config file, named explicitly
     term = terminal(cols=120, rows=30, args=("--config", str(config)))
     term.write(burst("hello", key("enter")))
-    term.wait_for("t1")
+    wait_running(term)
     term.press("ctrl+q")
     assert term.wait_exit() == 0
     term.pump(0.2)

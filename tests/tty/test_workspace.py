@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import pytest
 
-from .terminal import BINARY, Terminal, burst, key
+from .terminal import BINARY, Terminal, burst, key, wait_running
 
 SLOW = "demo_speed = 0.05\n"
 
@@ -47,7 +47,7 @@ def _build_a_day(term: Terminal) -> None:
     """demo (running, 1 queued) › scout (running, 1 queued); writer (renamed from agent 2,
     its offered name; running, 1 queued) › probe (running, 1 queued)."""
     term.write(burst("first task", key("enter")))
-    term.wait_for("t1")
+    wait_running(term)
     term.write(burst("queued for demo", key("enter")))
     term.wait_until(lambda: "↵1" in _row(term, "demo"), "demo's queued item")
     _spawn_child(term, "scout")
@@ -135,7 +135,7 @@ def test_unsent_text_stays_with_its_agent_and_comes_back_after_a_quit(
         terminal: Callable[..., Terminal]) -> None:
     term = terminal(cols=120, rows=30)
     term.write(burst("first task", key("enter")))
-    term.wait_for("t1")  # a message was sent: the workspace is saved from here on
+    wait_running(term)  # a message was sent: the workspace is saved from here on
     term.type("an unsent draft for demo")
     term.wait_until(lambda: _composer_text(term) == "an unsent draft for demo", "the draft")
     term.press("ctrl+n")

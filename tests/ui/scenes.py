@@ -15,7 +15,7 @@ from typing import Any
 
 from dsh_tui.compose import build_context
 from dsh_tui.harness import user_message
-from dsh_tui.llm.scripted import ScriptedModel, hang, reasoning, text, tool_call
+from dsh_tui.llm.scripted import ScriptedModel, fail, hang, reasoning, text, tool_call
 from dsh_tui.loop import Tool, ToolOutput
 from dsh_tui.ui.app import DshApp
 from dsh_tui.ui.state import bridge as bridge_module
@@ -55,6 +55,8 @@ def freeze_time(monkeypatch: Any) -> None:
     """Event times from a counter (durations become stable), receipts vanish at once."""
     counter = itertools.count(1_750_000_000_000, 7)
     monkeypatch.setattr("dsh_tui.harness.session.now_ms", lambda: next(counter))
+    # The tree's "time in state" reads a clock ten minutes after the first event.
+    monkeypatch.setattr("dsh_tui.ui.controllers.fleet.wall_ms", lambda: 1_750_000_600_000)
     monkeypatch.setattr(bridge_module, "CLAIM_TTL", 0.0)
     monkeypatch.setattr(bridge_module, "DISCARD_TTL", 3600.0)
 
@@ -319,6 +321,86 @@ def held_scene() -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
         pilot.app.ctx.agents.get("planner").hold("e2b7c1d4")
         await settle(pilot)
         await freeze(pilot, "#inbox")
+
+    return app, run_before
+
+
+FLEET_ROOTS = ("planner", "reviewer", "writer", "tester", "scout", *(f"agent {n}" for n in
+                                                                     range(6, 21)))
+
+
+async def _forever(call: Any) -> Any:
+    await call.signal.wait()  # a tool still working when the scene is taken (until a stop)
+    return ToolOutput.text("stopped")
+
+
+def fleet_scene(open_tree: bool = False) -> tuple[DshApp, Callable[[Any], Awaitable[None]]]:
+    """Twenty root agents and four sub-agents in every state a row can show: running (in a
+    tool, in a step), paused at a breakpoint, failed, finished and not yet seen, stopped
+    with work kept, finished sub-agents; three agents marked; the person in the planner."""
+    model = ScriptedModel([text("Found three sources on cache stampedes."),
+                           text("Two of them disagree on TTLs."),
+                           text("All 42 tests pass."), fail("SERVER_ERROR", "upstream 503"),
+                           hang("Looking at"), tool_call("c1", "search_web", {"q": "cache"}),
+                           hang("Reading")])
+    tools = [Tool("search_web", "Search the web", {"type": "object"}, _forever)]
+    app = SceneApp(build_context(providers={"mock": model}, tools=tools, retry=False,
+                                 system_prompt=None))
+
+    async def run_before(pilot: Any) -> None:
+        ctx = app.ctx
+        agents: dict[str, Any] = {}
+        for name in FLEET_ROOTS:
+            agents[name] = (await create_agent(ctx, provider="mock", model="mock", title=name,
+                                               session_id=name.replace(" ", "-"))).agent
+        for n, owner in ((1, "planner"), (2, "planner"), (3, "planner"), (1, "reviewer")):
+            name = f"researcher {n}" if owner == "planner" else "linter"
+            parent = agents[owner]
+            agents[name] = (await create_agent(
+                parent.ctx, provider="mock", model="mock", title=name,
+                session_id=f"{parent.id}.{name.replace(' ', '-')}",
+                meta={"parentSession": parent.id, "origin": "subagent",
+                      "delegationDepth": 1})).agent
+        await settle(pilot)
+        for view in app.bridge.views.values():
+            view.activity.live_from = 0  # the scene's clock is frozen in the past
+        app.main.select_agent("planner")
+
+        async def turn(name: str, text_: str, owner: bool = False) -> None:
+            message_id = f"m-{name.replace(' ', '-')}"
+            agents[name].followup(message(text_, message_id, kind="plugin", plugin="spawn_agent")
+                                  if owner else message(text_, message_id, "follow-up"))
+            await asyncio.wait_for(agents[name].when_idle(), 10)
+
+        await turn("researcher 1", "Find sources on cache stampedes", owner=True)
+        await turn("researcher 2", "Compare their TTL advice", owner=True)
+        await turn("tester", "Run the test suite")
+        await turn("writer", "Draft the design doc")
+        scout = agents["scout"]
+        scout.followup(message("Survey the caching libraries", "m-scout"))
+        await until(pilot, lambda: any(e.type == "assistant/chunk" for e in scout.session.events))
+        scout.followup(message("Then rank them", "m-scout-2"))
+        scout.cancel(None, keep_inbox=True)
+        await asyncio.wait_for(scout.when_idle(), 10)
+        assert app.breakpoints is not None
+        app.breakpoints.toggle("reviewer")
+        agents["reviewer"].followup(message("Review the cache PR", "m-reviewer"))
+        await until(pilot, lambda: "reviewer" in app.breakpoints.paused)
+        agents["planner"].followup(message("Plan the cache rollout", "m-planner"))
+        await until(pilot, lambda: app.bridge.views["planner"].activity.tool == "search_web")
+        agents["researcher 3"].followup(message("Read the RFC", "m-r3", kind="plugin",
+                                                plugin="spawn_agent"))
+        await until(pilot, lambda: agents["researcher 3"].status == "running")
+        for name in ("agent-7", "agent-8", "agent-9"):
+            app.main.fleet.marks.toggle(name)
+        await settle(pilot)
+        app.main.fleet.observe(list(app.bridge.views))
+        app.main.fleet.update_title()
+        if open_tree and not app.main.agent_tree.display:
+            await pilot.press("ctrl+b")
+            await pilot.pause()
+        focus = "#agent-tree" if app.main.agent_tree.display else "#composer"
+        await freeze(pilot, focus)
 
     return app, run_before
 

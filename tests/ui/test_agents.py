@@ -14,16 +14,13 @@ from .conftest import SIZE, add_agent, idle, make_app, msg, screen_text, settle,
 
 
 def tree_paths(app: Any) -> list[str]:
-    """`parent/child` paths of every node, in tree order."""
-    out = []
-
-    def walk(node: Any, prefix: str) -> None:
-        for child in node.children:
-            path = f"{prefix}{child.data}"
-            out.append(path)
-            walk(child, path + "/")
-
-    walk(app.main.agent_tree.root, "")
+    """`parent/child` paths of every listed row, in tree order."""
+    out: list[str] = []
+    trail: list[str] = []
+    for line in app.main.agent_tree.lines:
+        del trail[line.depth:]
+        trail.append(line.agent_id)
+        out.append("/".join(trail))
     return out
 
 
@@ -46,10 +43,11 @@ async def test_tree_follows_creation_ownership_and_disposal() -> None:
         await ctx.agents.dispose("researcher")
         await settle(pilot)
         assert tree_paths(app) == ["planner", "scratch"]
-        assert second.id in app.main.agent_tree.nodes and grandchild.id not in app.main.agent_tree.nodes
+        assert second.id in app.main.agent_tree.listed
+        assert grandchild.id not in app.main.agent_tree.listed
 
 
-async def test_row_shows_status_turn_pending_and_model() -> None:
+async def test_row_shows_status_step_pending_and_time_in_state() -> None:
     ctx, _ = world([hang()])
     agent = await add_agent(ctx, "planner", "planner")
     app = make_app(ctx)
@@ -60,10 +58,12 @@ async def test_row_shows_status_turn_pending_and_model() -> None:
         agent.steer(msg("s", "s1", "steer"))
         agent.followup(msg("f", "f1"))
         await settle(pilot)
-        assert app.main.agent_tree.nodes["planner"].label.plain == "● planner t1 ⚑1 ↵1 mock"
+        row = app.main.agent_tree.row_text("planner")
+        assert row.startswith(" ● planner step 1 ⚑1↵1 ") and row.endswith("s"), row
         agent.cancel(keep_inbox=True)
         await idle(pilot, agent)
-        assert app.main.agent_tree.nodes["planner"].label.plain == "‖ planner t1 ⚑1 ↵1 mock"
+        row = app.main.agent_tree.row_text("planner")
+        assert row.startswith(" ‖ planner kept ⚑1↵1 ") and row.endswith(" <1m"), row
 
 
 async def test_selecting_a_row_points_transcript_and_inbox_at_it() -> None:
@@ -76,14 +76,19 @@ async def test_selecting_a_row_points_transcript_and_inbox_at_it() -> None:
         other.inbox.append("next-turn", msg("waiting for other", "o1"))
         await idle(pilot, planner)
         assert app.main.selected_id == "planner"
-        app.main.agent_tree.focus()
+        tree = app.main.agent_tree
+        tree.focus()
         await pilot.press("down")
+        # The cursor moved at once; the panes follow once it rests (~0.1 s).
+        assert tree.cursor_agent_id == "other"
+        await wait_until(pilot, lambda: app.main.selected_id == "other")
         await settle(pilot)
-        assert app.main.selected_id == "other"
         shown = screen_text(app)
         assert "Transcript · other" in shown and "waiting for other" in shown
         assert "hello planner" not in shown
+        assert tree.selected_id == "other"
         await pilot.press("up")
+        await wait_until(pilot, lambda: app.main.selected_id == "planner")
         await settle(pilot)
         assert "hello planner" in screen_text(app)
         await pilot.press("enter")  # choosing an agent puts the cursor where you type to it

@@ -73,7 +73,7 @@ async def test_the_bridges_flush_timer_fires_however_short_its_delay() -> None:
         done = asyncio.Event()
         delays = (1e-9, 1e-7, 0.0, 0.003)
         for delay in delays:
-            app._schedule(delay, lambda d=delay: (ran.append(d), len(ran) == len(delays)
+            app.schedule(delay, lambda d=delay: (ran.append(d), len(ran) == len(delays)
                                                   and done.set()))
         await asyncio.wait_for(done.wait(), 10)
         await pilot.pause()
@@ -448,7 +448,7 @@ async def test_agent_names_are_never_markup() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         shown = screen_text(app)
-        assert "○ [bold]odd[/bold] ␛[31m mock" in shown  # the tree row
+        assert "○ [bold]odd[/bold] ␛[31m" in shown  # the tree row
         assert "Transcript · [bold]odd[/bold] ␛[31m" in shown  # the pane title
         await pilot.press("ctrl+p")
         await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette))

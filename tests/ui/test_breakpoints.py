@@ -155,7 +155,7 @@ async def test_a_pause_belongs_to_its_agent_and_escape_never_continues() -> None
         await pilot.press(*"yes csr")
         assert app.main.composer.text == "yes csr"
         assert planner.status == "running" and app.breakpoints.paused.get("planner")
-        assert "◆ planner t1 paused" in screen_text(app)  # the tree row says where it is
+        assert "◆ planner paused" in screen_text(app)  # the tree row says where it is
         await pilot.press("f8")  # continues the *selected* agent only: the scribe is not paused
         await settle(pilot)
         assert app.breakpoints.paused.get("planner") is not None and model.requests == []

@@ -1,16 +1,20 @@
 """Issue 28: acting on many agents at once, over real agents on a scripted model; no screen.
 
-Each action says how many agents it touched; broadcast and discard undo as one step."""
+Each action says how many agents it touched; broadcast and discard are one history entry
+each, undone and redone as one step."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
+import pytest
+
 from dsh_tui.harness.readonly import register_log_agent
 from dsh_tui.llm.scripted import hang, text, tool_call
 from dsh_tui.loop import Tool
 from dsh_tui.ui.state.bulk import (
+    Broadcast,
     Marks,
     broadcast,
     dispose_all,
@@ -19,6 +23,7 @@ from dsh_tui.ui.state.bulk import (
     stop_tree,
     subtree,
 )
+from dsh_tui.ui.state.inbox_edits import EditRefused, Remove
 from dsh_tui.ui.state.lanes import lane_of
 
 from .conftest import add_agent, msg, world
@@ -26,6 +31,11 @@ from .conftest import add_agent, msg, world
 
 def reasons(agent: Any) -> list[str]:
     return [e.data["reason"]["kind"] for e in agent.session.events if e.type == "turn/end"]
+
+
+def inboxes_of(ctx: Any) -> Any:
+    """Agent id → its inbox, as the screen's history reads them (None once gone)."""
+    return lambda agent_id: (agent.inbox if (agent := ctx.agents.get(agent_id)) else None)
 
 
 def canceled(agent: Any) -> int:
@@ -62,9 +72,15 @@ async def test_a_steer_broadcast_reaches_each_marked_agent_in_its_steer_lane_and
     assert not agents[3].inbox.has_pending
     ids = {agent.inbox.next_step[0].id for agent in agents[:3]}
     assert len(ids) == 3  # a message of its own each
-    assert result.undo is not None and result.undo() == 3
+    edit = result.edit
+    assert isinstance(edit, Broadcast) and edit.name == "broadcast to 3 agents"
+    edit.revert(inboxes_of(ctx))
     assert all(not agent.inbox.has_pending for agent in agents)
     assert all(canceled(agent) == 1 for agent in agents[:3])  # unsent durably
+    assert edit.detail == ""  # every copy came back
+    edit.apply(inboxes_of(ctx))  # a redo: the same copies, same ids, in the steer lane
+    assert {agent.inbox.next_step[0].id for agent in agents[:3]} == ids
+    assert all(lane_of(a.inbox.next_step[0].source, "next-step") == "steer" for a in agents[:3])
     for agent in agents[:3]:
         agent.cancel()
         await asyncio.wait_for(agent.when_idle(), 5)
@@ -84,13 +100,34 @@ async def test_one_agent_refusing_a_broadcast_does_not_stop_the_others() -> None
     for agent in (first, second):
         await asyncio.wait_for(agent.when_idle(), 5)
         assert reasons(agent) == ["completed"]
-    assert result.undo is not None and result.undo() == 0  # all claimed: sent for good
+    edit = result.edit
+    assert edit is not None
+    with pytest.raises(EditRefused, match="every copy had already gone to its model"):
+        edit.revert(inboxes_of(ctx))  # all claimed: sent for good, nothing written
     empty = Marks()
     empty.set(["x", "y"])
     empty.prune(["y"])
     assert empty.ids == ["y"] and "y" in empty and len(empty) == 1
     empty.clear()
     assert len(empty) == 0
+
+
+async def test_a_broadcast_undo_takes_back_the_copies_still_pending_and_names_the_rest() -> None:
+    ctx, _model = world([hang("busy"), text("done")])
+    busy = await add_agent(ctx, "busy", "busy")
+    idle = await add_agent(ctx, "idle", "idle")
+    await running(busy)
+    result = broadcast([busy, idle], "and then summarise", "follow-up")
+    await asyncio.wait_for(idle.when_idle(), 5)  # the idle one took its copy at once
+    edit = result.edit
+    assert edit is not None
+    edit.revert(inboxes_of(ctx))
+    assert not busy.inbox.next_turn and edit.detail == "1 copy unsent, 1 already sent"
+    edit.apply(inboxes_of(ctx))  # redo sends again only what the undo took back
+    assert [m.text for m in busy.inbox.next_turn] == ["and then summarise"]
+    assert edit.detail == "1 copy sent again"
+    busy.cancel()
+    await asyncio.wait_for(busy.when_idle(), 5)
 
 
 async def test_stop_many_keeps_every_inbox_and_skips_the_idle() -> None:
@@ -102,7 +139,7 @@ async def test_stop_many_keeps_every_inbox_and_skips_the_idle() -> None:
     result = stop([a, b, idle])
     assert result.touched == ["a", "b"] and result.skipped == ["idle"]
     assert result.say("Stopped", "were not running") == "Stopped 2 agents (1 were not running)."
-    assert result.undo is None
+    assert result.edit is None
     for agent in (a, b):
         await asyncio.wait_for(agent.when_idle(), 5)
         assert reasons(agent) == ["aborted"]
@@ -158,7 +195,7 @@ async def test_a_subtree_stop_keeps_every_inbox_when_asked() -> None:
         agent.followup(msg(f"queued for {agent.id}", f"q-{agent.id}", "follow-up"))
         agent.inject(msg(f"context for {agent.id}", f"i-{agent.id}", "inject"))
     result = stop_tree(ctx.agents, lead, keep=True)
-    assert sorted(result.touched) == sorted(a.id for a in everyone) and result.undo is None
+    assert sorted(result.touched) == sorted(a.id for a in everyone) and result.edit is None
     for agent in everyone:
         await asyncio.wait_for(agent.when_idle(), 5)
         assert reasons(agent) == ["aborted"] and canceled(agent) == 0
@@ -183,9 +220,11 @@ async def test_a_subtree_stop_that_discards_clears_every_inbox_and_undoes_as_one
     for agent in everyone:
         await asyncio.wait_for(agent.when_idle(), 5)
         assert not agent.inbox.has_pending and canceled(agent) >= 1
-    assert result.undo is not None
-    restored = result.undo()
-    assert restored == sum(len(ids) for ids in before.values())
+    edit = result.edit
+    assert isinstance(edit, Remove)
+    assert edit.name == f"clear {sum(len(ids) for ids in before.values())} items of 4 " \
+                        "stopped agents"
+    edit.revert(inboxes_of(ctx))
     for agent in everyone:
         assert [m.id for m in agent.inbox.next_turn] == before[agent.id]
 

@@ -154,7 +154,7 @@ def test_the_app_starts_on_the_demo_agent_and_resumes_with_children(
                 seen["resumed"] = [a.id for a in roots]
                 seen["children"] = [a.id for a in self.ctx.agents.children_of(roots[0])]
                 await settle(pilot)
-                seen["tree"] = set(self.main.agent_tree.nodes)
+                seen["tree"] = set(self.main.agent_tree.listed)
 
     monkeypatch.setattr(DshApp, "run_async", scripted_run)
     monkeypatch.setattr(cli, "_check_terminal", lambda: None)  # pytest's stdin is no tty

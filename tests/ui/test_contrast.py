@@ -131,9 +131,9 @@ def highlighted_text(element: str, options: OptionList) -> list[Seen]:
 
 def cursor_text(element: str, tree: Any) -> list[Seen]:
     """Every piece of text on the tree's cursor row (a status glyph, a count), on its bar."""
-    bar = tree.get_component_rich_style("tree--cursor")
+    bar = tree.get_component_rich_style("agent-tree--cursor")
     out = []
-    for piece in tree.render_line(tree.cursor_line - round(tree.scroll_y)):
+    for piece in tree.render_line(tree.cursor - round(tree.scroll_y)):
         style = piece.style
         if piece.text.strip() and style is not None and style.bgcolor == bar.bgcolor \
                 and style.color:
@@ -215,21 +215,16 @@ async def _measure(theme: str) -> list[Seen]:
 
         await focus(tree)
         seen.append(border("composer border", composer))
-        seen += [part("tree guides, focused", tree, "tree--guides"),
-                 part("tree guides on the cursor row, focused", tree, "tree--guides-hover"),
-                 part("tree guides of the selected branch, focused", tree,
-                      "tree--guides-selected"),
-                 *fill("tree selected row, focused", tree, "tree--cursor"),
+        seen += [part("tree guides, focused", tree, "agent-tree--fold"),
+                 *fill("tree selected row, focused", tree, "agent-tree--cursor"),
                  *cursor_text("tree selected row, focused", tree)]
         await focus(composer)
         for name, pane in panes.items():
             if pane is not composer:
                 seen.append(border(f"{name} border", pane))
             seen += thumbs(name, pane)
-        seen += [part("tree guides", tree, "tree--guides"),
-                 part("tree guides on the cursor row", tree, "tree--guides-hover"),
-                 part("tree guides of the selected branch", tree, "tree--guides-selected"),
-                 *fill("tree selected row", tree, "tree--cursor"),
+        seen += [part("tree guides", tree, "agent-tree--fold"),
+                 *fill("tree selected row", tree, "agent-tree--cursor"),
                  *cursor_text("tree selected row", tree),
                  *fill("inbox highlighted item", inbox, "option-list--option-highlighted"),
                  *highlighted_text("inbox highlighted item", inbox),

@@ -22,8 +22,13 @@ from .test_hostile_text import assert_clean, rendered_bytes
 
 
 def _tree_rows(app: Any) -> list[str]:
-    tree = app.main.agent_tree
-    return [tree.label_for(view).plain for view in app.bridge.views.values()]
+    """The tree's rows and the titles that name the selected agent and its route: where a
+    model or route label is shown (a row names its route only while more than one is in
+    use and the pane has room; the composer's title names it whenever routes are offered)."""
+    main = app.main
+    tree = main.agent_tree
+    titles = [str(widget.border_title or "") for widget in (main.transcript, main.composer)]
+    return [*(tree.row_text(agent_id) for agent_id in tree.listed), *titles]
 
 
 async def test_a_hostile_model_name_reaches_the_tree_only_as_visible_symbols() -> None:
@@ -32,15 +37,18 @@ async def test_a_hostile_model_name_reaches_the_tree_only_as_visible_symbols() -
     ctx, _ = world([])
     handle = await create_agent(ctx, provider="mock", model=f"PWN-MODEL {HOSTILE}",
                                 title="plain", session_id="hostile-model")
+    # a second model in use: rows name their route and model
+    other = await create_agent(ctx, provider="mock", model="plain-model", title="other",
+                               session_id="plain-model")
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
         app.main.select_agent(handle.agent.id)
         await settle(pilot)
         rows = _tree_rows(app)
-        assert any("PWN-MODEL" in row for row in rows)
         for row in rows:
             assert unsafe_in(row, label=True) == [], row
         assert_clean(app, "a hostile model in the tree")
+    await other.dispose()
     await handle.dispose()
     await ctx.scope.dispose()
 
@@ -52,6 +60,11 @@ async def test_a_configured_model_and_route_names_are_shown_through_the_sanitise
     and so does a route whose name and model are hostile (the route chooser, the tree)."""
     ctx, _ = world([])
     config = UiConfig(provider="mock", model=f"PWN-MODEL {HOSTILE}")
+    if not with_routes:  # a second model in use: rows name each agent's model
+        from dsh_tui.ui.state.world import create_agent
+
+        await create_agent(ctx, provider="mock", model="plain-model", title="other",
+                           session_id="plain-model")
     if with_routes:
         hostile_route = Route(name=f"PWN-ROUTE{PAYLOADS['csi']}", provider="mock",
                               model=f"PWN-RMODEL {HOSTILE}")
@@ -73,7 +86,7 @@ async def test_a_configured_model_and_route_names_are_shown_through_the_sanitise
         await app.workers.wait_for_complete()
         await settle(pilot)
         rows = _tree_rows(app)
-        assert rows and any("PWN" in row for row in rows), rows
+        assert any("PWN" in row for row in rows), rows
         for row in rows:
             assert unsafe_in(row, label=True) == [], row
         assert_clean(app, "an agent on a hostile configured model")
@@ -109,7 +122,7 @@ async def test_a_recorded_logs_model_label_is_shown_safely_under_view() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         rows = _tree_rows(app)
-        assert any("PWN-" in row for row in rows), rows
+        assert any("PWN" in row for row in rows), rows  # the crafted id, as a label
         for row in rows:
             assert unsafe_in(row, label=True) == [], row
         data = rendered_bytes(app)

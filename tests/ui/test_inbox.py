@@ -143,7 +143,7 @@ async def test_an_open_editor_holds_the_claim_until_saved() -> None:
         shown = screen_text(app)
         assert "The agent is waiting for this edit: it goes ahead in" in shown
         assert "waits for your edit" in app.main.transcript.border_title
-        assert "✎waits" in str(app.main.agent_tree.label_for(view))
+        assert "✎waits" in app.main.agent_tree.row_text("planner")
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: len(model.requests) == 2)
         await idle(pilot, agent)

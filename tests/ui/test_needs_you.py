@@ -164,6 +164,8 @@ async def test_work_kept_after_a_stop_waits_for_an_action_and_a_blocked_step_for
     gate.set()
     await asyncio.wait_for(kept.when_idle(), 5)
     blocked.followup(msg("never runs", "b1", "follow-up"))
+    await until(lambda: any(e.type == "turn/end" for e in blocked.session.events),
+                "the blocked turn's end")  # (idle may be seen before the turn starts)
     await asyncio.wait_for(blocked.when_idle(), 5)
     watch.flush()
     assert kept.inbox.has_pending

@@ -62,7 +62,8 @@ async def test_ctrl_n_and_spawn_ask_for_the_route_and_the_agent_shows_it() -> No
             "deep", "big", "high")
         assert app.main.selected_id == new.id
         assert "→ agent 2 (deep · big)" in app.main.composer.border_title
-        assert "agent 2 deep · big" in str(app.main.agent_tree.label_for(app.bridge.views[new.id]))
+        row = app.main.agent_tree.row_text(new.id)
+        assert row.startswith(" ○ agent 2 ") and row.endswith(" deep · big"), row
         await pilot.press(*"go deep", "enter")
         await idle(pilot, new)
         assert models["deep"].requests[0]["reasoningEffort"] == "high"

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from .scenes import SCENES, SIZE, freeze_time, inbox_open_scene
+from .scenes import SCENES, SIZE, fleet_scene, freeze_time, inbox_open_scene
 
 SIZES = {"80x24": (80, 24), "60x20": (60, 20), "120x40": (120, 40), "250x60": (250, 60)}
 SIZED = ("main-streaming", "edit-dialog", "breakpoint", "help")
@@ -52,3 +52,16 @@ def test_inbox_opened_on_a_narrow_screen(snap_compare: Any,
     freeze_time(monkeypatch)
     app, run_before = inbox_open_scene()
     assert snap_compare(app, terminal_size=SIZES["80x24"], run_before=run_before)
+
+
+@pytest.mark.parametrize(("size", "open_tree"), [("80x24", False), ("80x24", True),
+                                                  ("160x50", False)])
+def test_twenty_agents(size: str, open_tree: bool, snap_compare: Any,
+                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tree with 20 root agents and sub-agents in every state, three marked, four
+    needing the person (the count leads the key bar); at 80x24 the tree is folded unless
+    opened with its key."""
+    freeze_time(monkeypatch)
+    app, run_before = fleet_scene(open_tree)
+    width, height = (160, 50) if size == "160x50" else SIZES[size]
+    assert snap_compare(app, terminal_size=(width, height), run_before=run_before)

@@ -49,10 +49,10 @@ def test_a_wide_row_shows_everything_and_narrow_ones_drop_the_least_needed_first
     lines = {width: shown(BUSY, width, show_route=True) for width in (60, 48, 44, 40, 34,
                                                                       30, 26, 16, 10)}
     assert lines[60] == "● researcher 3 step 3 · read_file ⚑1           12s 34k $0.02"
-    assert lines[48] == "● researcher 3 step 3 · read_file  12s 34k $0.02"
-    assert lines[44] == "● researcher 3 step 3 · read_file  12s $0.02"
-    assert lines[40] == "● researcher 3 s3·read_file    12s $0.02"
-    assert lines[34] == "● researcher 3 s3·read_file    12s"
+    assert lines[48] == "● researcher 3 step 3 · read_file ⚑1   12s $0.02"
+    assert lines[44] == "● researcher 3 s3·read_file ⚑1     12s $0.02"
+    assert lines[40] == "● researcher 3 s3·read_file ⚑1       12s"
+    assert lines[34] == "● researcher 3 s3·read_file ⚑1"  # work waiting outlasts the time
     assert lines[30] == "● researcher 3 s3·read_file"
     assert lines[26] == "● researcher 3 s3"
     assert lines[16] == "● researcher 3"

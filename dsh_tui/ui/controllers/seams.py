@@ -27,8 +27,10 @@ from ..widgets.breakpoint_panel import BreakpointPanel
 from ..widgets.composer import Composer
 from ..widgets.event_log import EventLog, EventLogRoom
 from ..widgets.inbox import InboxView
+from ..widgets.key_bar import KeyBar
 from ..widgets.search_bar import SearchBar
 from ..widgets.transcript import Transcript
+from ..widgets.tree_filter import TreeFilter
 
 ResultT = TypeVar("ResultT")
 
@@ -61,6 +63,9 @@ class World(Protocol):
     def schedule(self, delay: float, callback: Callable[[], Any]) -> Any:
         """Run `callback` on the app's queue after `delay` seconds (an asyncio timer, which
         always fires, unlike a one-shot Textual timer of a tiny delay)."""
+
+    def keys_held(self) -> int:
+        """Keys that arrived and wait to be handled (a burst is being handed over)."""
 
 
 class Notes(Protocol):
@@ -98,6 +103,12 @@ class Panes(Protocol):
 
     @property
     def search_bar(self) -> SearchBar: ...
+
+    @property
+    def tree_filter(self) -> TreeFilter: ...
+
+    @property
+    def key_bar(self) -> KeyBar: ...
 
 
 class Selection(Protocol):
@@ -148,6 +159,9 @@ class Screenside(Protocol):
         """Run `work` as the screen's worker (errors are reported by the work itself)."""
 
     def call_later(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> bool: ...
+
+    def schedule(self, delay: float, callback: Callable[[], Any]) -> Any:
+        """Run `callback` on the app's queue after `delay` seconds (always fires)."""
 
     def call_after_refresh(self, callback: Callable[..., Any], *args: Any,
                            **kwargs: Any) -> bool: ...

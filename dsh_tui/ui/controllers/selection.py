@@ -8,7 +8,8 @@ repaints the whole widget on every assignment.
 from __future__ import annotations
 
 import time
-from typing import Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.content import Content
 from textual.widget import Widget
@@ -17,6 +18,7 @@ from dsh_tui.harness.capabilities import Capabilities, capabilities_of
 
 from ..state.bridge import FlushBatch
 from ..state.hold_view import title_state
+from ..state.settle import Settle
 from ..state.text import visible_label
 from ..state.titles import TranscriptTitle
 from ..state.transcript import token_figures, waiting_seconds
@@ -27,6 +29,9 @@ from .breakpoints import BreakpointActions
 from .drafts import DraftKeeper
 from .editing import Editing
 from .seams import Panes, Screenside, World
+
+if TYPE_CHECKING:
+    from .fleet import Fleet  # (it imports `set_title` from here)
 
 WAITING_SHOWN_AFTER_S = 2
 """A model that has sent nothing for this long is shown as waited on, with the count."""
@@ -46,17 +51,25 @@ class Host(World, Panes, Screenside, Protocol):
 
     def refresh_bindings(self) -> None: ...
 
+    def fit_panes(self) -> None:
+        """The side panes' widths follow the selected agent's inbox (an empty one is
+        narrower)."""
+
 
 class SelectionKeeper:
     """Owns `selected_id`; every pane follows it."""
 
     def __init__(self, host: Host, breakpoints: BreakpointActions, editing: Editing,
-                 drafts: DraftKeeper) -> None:
+                 drafts: DraftKeeper, fleet: Fleet) -> None:
         self.host = host
         self.breakpoints = breakpoints
         self.editing = editing
         self.drafts = drafts
+        self.fleet = fleet
         self.selected_id: str | None = None
+        self.settle = Settle(self._after_keys, self._rested,
+                             keys_coming=lambda: host.keys_held() > 0)
+        """The tree's cursor moves at once; the selection follows when it rests."""
         self._greyed = True
         """Whether the footer was last drawn with no agent selected (see `check_action`)."""
         self._caps: Capabilities | None = None
@@ -65,12 +78,15 @@ class SelectionKeeper:
     def select(self, agent_id: str | None, *, focus_tree: bool = False,
                from_tree: bool = False) -> None:
         """The one place the selected agent changes: the transcript, inbox, composer (its
-        title and the agent's draft), event log and tree cursor all follow `selected_id`. `from_tree` is the tree
-        reporting the person's cursor move (the cursor is already there)."""
+        title and the agent's draft), event log and tree cursor all follow `selected_id`.
+        `from_tree` is the selection catching up with the tree's cursor (the cursor is
+        already there)."""
         host = self.host
         views = host.bridge.views
         if agent_id is not None and agent_id not in views:
             return
+        if not from_tree:
+            self.settle.selected_elsewhere(agent_id)  # a pending rest is dropped
         caps = capabilities_of(views[agent_id].agent) if agent_id is not None else None
         if (agent_id is None) != self._greyed or caps != self._caps:
             self._greyed = agent_id is None
@@ -88,14 +104,44 @@ class SelectionKeeper:
             host.event_log.show_agent(agent_id)
             self.breakpoints.sync_panel()
             self.update_titles()
-        if not from_tree:
+            self.fleet.looked_at(agent_id)
+            host.fit_panes()
+            if agent_id is not None and agent_id not in host.agent_tree.listed:
+                host.agent_tree.sync_structure()  # folded or filtered away: listed again
+        if from_tree:
+            host.agent_tree.show_selected(agent_id)
+        else:
             host.agent_tree.select_agent(agent_id)
         if focus_tree:
             host.agent_tree.focus()
 
+    def cursor_moved(self, agent_id: str | None, waited: float = 0.0) -> None:
+        """The person moved the tree's cursor: the selection follows once it rests
+        (`waited`: how long the key that moved it had waited in the queue)."""
+        self.settle.moved(agent_id, waited)
+
+    def keys_done(self) -> None:
+        """The app handled every key that had arrived (a burst is over)."""
+        self.settle.keys_done()
+
+    def settle_now(self) -> None:
+        """A key that acts on the selected agent: select the cursor's agent first."""
+        self.settle.flush()
+
+    def _after_keys(self, delay: float, callback: Callable[[], Any]) -> Any:
+        """The settle's scheduler: after `delay`, `callback` runs on the tree's own queue,
+        behind every key already handed to it (the app forwards a burst's keys to the
+        focused tree before it runs this timer), so a rest never falls inside a burst."""
+        tree = self.host.agent_tree
+        return self.host.schedule(delay, lambda: tree.call_later(callback))
+
+    def _rested(self, agent_id: str) -> None:
+        if not self.host.closing:
+            self.select(agent_id, from_tree=True)
+
     async def adopt(self, agent_id: str) -> None:
         """Select a just-created agent as soon as the bridge has shown it."""
-        if agent_id not in self.host.agent_tree.nodes:
+        if agent_id not in self.host.agent_tree.listed:
             self.host.bridge.flush()
         self.select(agent_id)
 
@@ -103,17 +149,13 @@ class SelectionKeeper:
         """Show one batch of changes: one render per widget, whatever the batch holds."""
         host = self.host
         views = host.bridge.views
-        tree = host.agent_tree
-        if batch.structure:
-            neighbour = self._neighbour() if self.selected_id not in views else None
-            tree.sync_structure(host.ctx.agents, views)
-            tree.refresh_rows(views)
-            if self.selected_id not in views or self.selected_id not in tree.nodes:
-                self._select_fallback(neighbour)
-            else:
-                tree.select_agent(self.selected_id)  # rows moved: the cursor stays on it
-        elif batch.agents:
-            tree.refresh_rows(views, batch.agents)
+        neighbour = self._neighbour() if batch.structure and self.selected_id not in views \
+            else None
+        changed = batch.agents | batch.transcripts | batch.inboxes
+        if batch.structure or changed:
+            self.fleet.observe(changed, structure=batch.structure)
+        if batch.structure and self.selected_id not in views:
+            self._select_fallback(neighbour)
         selected = self.selected_id
         if selected is not None:
             host.bridge.want_reading(selected)  # (again after `view` paged its log)
@@ -121,6 +163,7 @@ class SelectionKeeper:
                 host.transcript.request_sync()
             if selected in batch.inboxes or selected in batch.agents:
                 host.inbox.sync()
+                host.fit_panes()
             if selected in batch.agents or selected in batch.transcripts:
                 self.update_titles()
         if host.event_log.display and batch.log_to > batch.log_from:
@@ -134,17 +177,13 @@ class SelectionKeeper:
         the rows; the live agents are the bridge's views, already updated."""
         tree = self.host.agent_tree
         views = self.host.bridge.views
-        node = tree.nodes.get(self.selected_id or "")
-        if node is None:
+        line = tree.listed.get(self.selected_id or "")
+        if line is None:
             return None
-        last = tree.last_line  # (rebuilds the lines, so `node.line` is current)
-        line = node.line
-        if line < 0:
-            return None
-        for other in (*range(line - 1, -1, -1), *range(line + 1, last + 1)):
-            row = tree.get_node_at_line(other)
-            if row is not None and row.data in views:
-                return row.data
+        for other in (*range(line - 1, -1, -1), *range(line + 1, len(tree.lines))):
+            agent_id = tree.lines[other].agent_id
+            if agent_id in views:
+                return agent_id
         return None
 
     def _select_fallback(self, neighbour: str | None = None) -> None:
@@ -152,11 +191,10 @@ class SelectionKeeper:
         first root."""
         host = self.host
         current = self.selected_id
-        if current is not None and current in host.agent_tree.nodes:
+        if current is not None and current in host.bridge.views:
             return
         self.selected_id = None
-        if neighbour is not None and neighbour in host.agent_tree.nodes \
-                and neighbour in host.bridge.views:
+        if neighbour is not None and neighbour in host.bridge.views:
             self.select(neighbour)
             return
         roots = [a for a in host.ctx.agents.roots() if a.id in host.bridge.views]

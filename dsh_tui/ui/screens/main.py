@@ -29,6 +29,7 @@ from ..controllers.breakpoints import BreakpointActions
 from ..controllers.drafts import DraftKeeper
 from ..controllers.editing import Editing
 from ..controllers.edits import InboxEdits
+from ..controllers.fleet import Fleet
 from ..controllers.inbox import InboxActions
 from ..controllers.layout import Layout
 from ..controllers.seams import ResultT, World
@@ -55,6 +56,7 @@ from ..widgets.key_bar import KeyBar
 from ..widgets.save_state import SaveState
 from ..widgets.search_bar import SearchBar
 from ..widgets.transcript import Transcript
+from ..widgets.tree_filter import TreeFilter
 
 __all__ = ["READ_ONLY_NOTICE", "CenterColumn", "MainScreen", "set_title"]
 
@@ -94,6 +96,7 @@ class MainScreen(Screen[None]):
         bind("timeline", show=False),
         bind("undo_discard", show=False),
         bind("redo_inbox", show=False),
+        bind("jump_needs_you", show=False),
     ]
     """The screen's own keys (the panes add theirs; help, theme, quit and ctrl+c are the
     app's, which stay live over dialogs too)."""
@@ -103,7 +106,10 @@ class MainScreen(Screen[None]):
                                   "dispose_agent", "toggle_breakpoint", "edit_item",
                                   "remove_item", "move_item_up", "move_item_down",
                                   "move_item_lane", "undo_discard", "clear_inbox",
-                                  "redo_inbox", "mark_item", "merge_items", "transfer_items"})
+                                  "redo_inbox", "mark_item", "merge_items", "transfer_items",
+                                  "mark_agent", "mark_subtree", "clear_marks", "broadcast",
+                                  "stop_marked", "stop_after_step", "stop_subtree",
+                                  "dispose_finished"})
     """Actions `view` (a read-only log) neither offers in the footer nor runs."""
 
     NEEDS_AGENT = frozenset({"followup", "steer", "inject", "cancel_keep_inbox", "cancel_clear",
@@ -111,7 +117,8 @@ class MainScreen(Screen[None]):
                              "breakpoint_continue", "edit_item", "remove_item", "move_item_up",
                              "move_item_down", "move_item_lane", "undo_discard", "clear_inbox",
                              "restore_unsent", "timeline", "mark_item", "merge_items",
-                             "transfer_items"})
+                             "transfer_items", "broadcast", "stop_marked", "stop_after_step",
+                             "stop_subtree", "dispose_finished"})
     """Actions on the selected agent: greyed out in the footer (and not run) while no agent
     is selected."""
 
@@ -123,6 +130,8 @@ class MainScreen(Screen[None]):
     event_log_room = getters.query_one("#event-log-room", EventLogRoom)
     breakpoint_panel = getters.query_one("#breakpoint-panel", BreakpointPanel)
     search_bar = getters.query_one("#search", SearchBar)
+    tree_filter = getters.query_one("#tree-filter", TreeFilter)
+    key_bar = getters.query_one(KeyBar)
 
     def __init__(self, world: World) -> None:
         super().__init__()
@@ -132,8 +141,9 @@ class MainScreen(Screen[None]):
         self.editing = Editing(self, self.sending)
         self.breakpoint_actions = BreakpointActions(self, self.editing)
         self.draft_keeper = DraftKeeper(self)
+        self.fleet = Fleet(self, self.inbox_edits)
         self.selection = SelectionKeeper(self, self.breakpoint_actions, self.editing,
-                                         self.draft_keeper)
+                                         self.draft_keeper, self.fleet)
         self.timelines = TimelineActions(self)
         self.inbox_actions = InboxActions(self, self.editing, self.timelines, self.inbox_edits)
         self.agent_actions = AgentActions(self)
@@ -167,6 +177,9 @@ class MainScreen(Screen[None]):
     @property
     def closing(self) -> bool:
         return self.world.closing
+
+    def keys_held(self) -> int:
+        return self.world.keys_held()
 
     def say(self, message: str, severity: SeverityLevel = "information",
             timeout: float = 5) -> None:
@@ -208,6 +221,8 @@ class MainScreen(Screen[None]):
         set_title(self.transcript, "Transcript")
         set_title(self.inbox, "Inbox")
         self.inbox.marks = self.inbox_edits.marks
+        self.agent_tree.source = self.fleet
+        self.pane_layout.apply_widths()
         self.bridge.start()
         self.bridge.flush()
         if not self.read_only:  # the keymap is set: the keys it names are the ones that work
@@ -220,8 +235,9 @@ class MainScreen(Screen[None]):
         """The agents pane names where an attached world's agents run, and says when the
         link is down (`reconnecting`, `closed`); a local world's pane is just "Agents"."""
         if not self.closing:
-            set_title(self.agent_tree, "Agents" if connection is None else
-                      f"Agents · {connection.describe()}")
+            self.fleet.title_base = "Agents" if connection is None else \
+                f"Agents · {connection.describe()}"
+            self.fleet.update_title()
 
     def show_notice(self, notice: Notice) -> None:
         """A line the world owes the person (a request its runtime refused, …)."""
@@ -272,6 +288,7 @@ class MainScreen(Screen[None]):
             yield InboxView(id="inbox")
             yield EventLog(self.bridge, id="event-log")  # (drawn over the panes: main.tcss)
         yield SearchBar(id="search")
+        yield TreeFilter(id="tree-filter")
         yield Composer(id="composer", placeholder=READ_ONLY_NOTICE if self.read_only else "",
                        read_only=self.read_only)
         yield SaveState(self.ctx.registry.persistence,
@@ -342,6 +359,77 @@ class MainScreen(Screen[None]):
         self.select_agent(event.agent_id)
         if event.chosen and not self.read_only:
             self.composer.focus()
+
+    def tree_cursor_moved(self, agent_id: str | None, waited: float = 0.0) -> None:
+        self.selection.cursor_moved(agent_id, waited)
+
+    def tree_settle_now(self) -> None:
+        self.selection.settle_now()
+
+    def tree_toggle_fold(self, agent_id: str) -> None:
+        self.fleet.toggle_fold(agent_id)
+
+    # -- many agents: needs-you, folds, filter, marks, bulk (controllers/fleet.py) ------------
+
+    def action_jump_needs_you(self) -> None:
+        self.fleet.jump()
+
+    def action_fold_agent(self) -> None:
+        self.fleet.fold(True)
+
+    def action_unfold_agent(self) -> None:
+        self.fleet.fold(False)
+
+    def action_fold_all(self) -> None:
+        self.fleet.fold_all(True)
+
+    def action_unfold_all(self) -> None:
+        self.fleet.fold_all(False)
+
+    def action_filter_agents(self) -> None:
+        self.fleet.open_filter()
+
+    def action_hide_finished(self) -> None:
+        self.fleet.hide_finished()
+
+    def action_mark_agent(self) -> None:
+        self.fleet.mark()
+
+    def action_mark_subtree(self) -> None:
+        self.fleet.mark_subtree()
+
+    def action_clear_marks(self) -> None:
+        self.fleet.clear_marks()
+
+    def action_broadcast(self) -> None:
+        self.fleet.broadcast()
+
+    def action_stop_marked(self) -> None:
+        self.fleet.stop_marked()
+
+    def action_stop_after_step(self) -> None:
+        self.fleet.stop_marked(after_step=True)
+
+    def action_stop_subtree(self) -> None:
+        self.fleet.stop_subtree()
+
+    def action_dispose_finished(self) -> None:
+        self.fleet.dispose_finished()
+
+    def on_tree_filter_changed(self, event: TreeFilter.Changed) -> None:
+        self.fleet.filter_changed(event.query)
+
+    def on_tree_filter_done(self, event: TreeFilter.Done) -> None:
+        self.fleet.filter_done(event.keep)
+
+    def on_tree_filter_move(self, event: TreeFilter.Move) -> None:
+        self.fleet.filter_move(event.delta)
+
+    def show_agents_pane(self) -> None:
+        self.pane_layout.show_tree()
+
+    def fit_panes(self) -> None:
+        self.pane_layout.apply_widths()
 
     # -- sending and stopping (controllers/sending.py) -----------------------------------------
 
@@ -436,9 +524,11 @@ class MainScreen(Screen[None]):
         self.breakpoint_actions.continue_selected()
 
     def pause_reached(self, pause: Pause) -> None:
+        self.fleet.pause_reached(pause.agent.id)
         self.breakpoint_actions.reached(pause)
 
     def pause_ended(self, pause: Pause) -> None:
+        self.fleet.pause_ended(pause.agent.id)
         self.breakpoint_actions.ended(pause)
 
     def on_breakpoint_panel_decided(self, event: BreakpointPanel.Decided) -> None:

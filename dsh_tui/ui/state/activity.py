@@ -64,8 +64,9 @@ class Activity:
 
     @property
     def ended_live(self) -> bool:
-        """The last turn ended while this app was watching (not in a reopened log)."""
-        return self.ended_at is not None and self.ended_at >= self.live_from
+        """The last turn ended while this app was watching (not in a reopened log). Event
+        times are whole ms: one in the very ms the app adopted the agent is live too."""
+        return self.ended_at is not None and self.ended_at >= int(self.live_from)
 
     def apply(self, event: Any) -> None:
         """Fold one session event (any object with type, time and data)."""

@@ -5,8 +5,9 @@ lane; stop them keeping their inboxes, now or after the step they are in (docs/c
 §3.7); stop a parent with its children keeping or discarding every inbox (a discard is
 `cancel` clearing, tombstoned as today); dispose finished children. Each reports the
 agents touched and skipped and one error per failing agent (the rest still go). Where the
-contract can take it back, one undo covers the batch: a broadcast unsends what is still
-pending, a discard puts every item back in place. A stop or a disposal cannot be undone.
+contract can take it back, the batch is one entry of the session's inbox history
+(`state/undo.py`): a broadcast unsends what is still pending, a discard puts every item
+back in place. A stop or a disposal cannot be undone.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from dsh_tui.harness.agent import USER_CAUSE, Agent
-from dsh_tui.harness.messages import user_message
+from dsh_tui.harness.messages import UserMessage, user_message
 from dsh_tui.harness.surface import AgentsSurface
 
-from .inbox_rows import Tombstone
-from .inbox_rules import undo as put_back_discarded
-from .lanes import LANES, lane_of, source_for
+from .inbox_edits import Edit, EditRefused, Inboxes, Item, Remove, item_of
+from .lanes import LANES, source_for
+from .text import short_id
 
 SENDERS = {"follow-up": "followup", "steer": "steer", "inject": "inject"}
 
@@ -80,20 +81,68 @@ class BulkResult:
     touched: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     errors: list[tuple[str, Exception]] = field(default_factory=list)
-    undo: Callable[[], int] | None = None
-    """Takes the whole action back as far as the contract allows; returns the items
-    restored (or unsent). None: nothing of it can be taken back."""
+    edit: Edit | None = None
+    """The history entry that takes the whole action back as far as the contract allows
+    (already done: the screen records it). None: nothing of it can be taken back."""
 
-    def say(self, done: str, skipped_why: str = "") -> str:
-        """One line for the person: `Stopped 3 agents (2 were not running).`"""
+    def say(self, done: str, skipped_why: str = "", after: str = "") -> str:
+        """One line for the person: `Stopped 3 agents, keeping their inboxes (2 were not
+        running).` (`after` follows the count)."""
         count = len(self.touched)
-        line = f"{done} {count} agent{'s' if count != 1 else ''}"
+        line = f"{done} {count} agent{'s' if count != 1 else ''}{after}"
         if self.skipped and skipped_why:
             line += f" ({len(self.skipped)} {skipped_why})"
         if self.errors:
             agent_id, error = self.errors[0]
             line += f"; {len(self.errors)} failed ({agent_id}: {error})"
         return line + "."
+
+
+def _plural(count: int, word: str, words: str = "") -> str:
+    return f"{count} {word if count == 1 else words or word + 's'}"
+
+
+class Broadcast(Edit):
+    """A broadcast as one history entry. Undo takes back the copies still pending (a
+    claimed copy has gone to its model and stays sent; with none pending the undo is
+    refused); redo sends those copies again, same ids, through the same lane (a steer or
+    a follow-up wakes its agent as the broadcast did)."""
+
+    def __init__(self, sent: list[tuple[Agent, UserMessage, str]]) -> None:
+        self.sent = sent
+        self.agents = tuple(dict.fromkeys(agent.id for agent, _, _ in sent))
+        self.name = f"broadcast to {_plural(len(self.agents), 'agent')}"
+        self.unsent = list(sent)
+        """The copies the last undo took back (all of them before any undo)."""
+
+    def revert(self, inboxes: Inboxes) -> None:
+        """Remove every copy still pending."""
+        pending = [(agent, message, lane) for agent, message, lane in self.sent
+                   if (inbox := inboxes(agent.id)) is not None
+                   and inbox.get(message.id) is not None]
+        if not pending:
+            raise EditRefused("every copy had already gone to its model")
+        for agent, message, _ in pending:
+            inbox = inboxes(agent.id)
+            if inbox is not None:
+                inbox.remove(message.id)
+        self.unsent = pending
+        left = len(self.sent) - len(pending)
+        self.detail = f"{_plural(len(pending), 'copy', 'copies')} unsent, " \
+            f"{left} already sent" if left else ""
+
+    def apply(self, inboxes: Inboxes) -> None:
+        """Send again what the last undo took back."""
+        for agent, message, _ in self.unsent:
+            inbox = inboxes(agent.id)
+            if inbox is None:
+                raise EditRefused(f"agent {agent.id} is gone")
+            if inbox.get(message.id) is not None:
+                raise EditRefused(f"#{short_id(message.id)} is already pending")
+        for agent, message, lane in self.unsent:
+            getattr(agent, SENDERS[lane])(message)
+        left = len(self.sent) - len(self.unsent)
+        self.detail = f"{_plural(len(self.unsent), 'copy', 'copies')} sent again" if left else ""
 
 
 def subtree(agents: AgentsSurface, root: Agent) -> list[Agent]:
@@ -107,12 +156,12 @@ def subtree(agents: AgentsSurface, root: Agent) -> list[Agent]:
 
 
 def broadcast(targets: Sequence[Agent], text: str, lane: str) -> BulkResult:
-    """Send `text` to every target in `lane` (one message each, its own id). Undo removes
-    the copies still pending; a claimed one has gone to its model and stays sent."""
+    """Send `text` to every target in `lane` (one message each, its own id); its `edit`
+    (`Broadcast`) takes back the copies still pending."""
     if lane not in LANES:
         raise ValueError(f"unknown lane {lane!r}")
     result = BulkResult()
-    sent: list[tuple[Agent, str]] = []
+    sent: list[tuple[Agent, UserMessage, str]] = []
     for agent in targets:
         message = user_message(text, source=source_for(lane))
         try:
@@ -121,18 +170,8 @@ def broadcast(targets: Sequence[Agent], text: str, lane: str) -> BulkResult:
             result.errors.append((agent.id, error))
             continue
         result.touched.append(agent.id)
-        sent.append((agent, message.id))
-
-    def unsend() -> int:
-        removed = 0
-        for agent, message_id in sent:
-            try:
-                removed += bool(agent.inbox.remove(message_id))
-            except Exception:
-                continue  # the agent was disposed meanwhile: nothing left to unsend
-        return removed
-
-    result.undo = unsend if sent else None
+        sent.append((agent, message, lane))
+    result.edit = Broadcast(sent) if sent else None
     return result
 
 
@@ -158,49 +197,38 @@ def stop(targets: Sequence[Agent], *, after_step: bool = False) -> BulkResult:
     return result
 
 
-def _pending(agent: Agent, batch: int) -> list[Tombstone]:
-    """Everything pending in `agent`'s inbox, as the records undo puts back."""
+def _pending(agent: Agent) -> list[Item]:
+    """Everything pending in `agent`'s inbox, with its place (what undo puts back)."""
     inbox = agent.inbox
-    out = []
-    for target, items in (("next-step", inbox.next_step), ("next-turn", inbox.next_turn)):
-        for index, message in enumerate(items):
-            out.append(Tombstone(message, target, index, lane_of(message.source, target),
-                                 "discarded", 0.0, batch=batch))
-    return out
+    return [item for message in (*inbox.next_step, *inbox.next_turn)
+            if (item := item_of(inbox, agent.id, message.id)) is not None]
 
 
 def stop_tree(agents: AgentsSurface, root: Agent, *, keep: bool) -> BulkResult:
     """Stop `root` and everything it owns. `keep`: every inbox stays (paused, delivered
-    later); else every inbox is cleared, durably and tombstoned, and undo puts each item
-    back at its place. An agent counts as touched when it was running or had work."""
+    later); else every inbox is cleared, durably and tombstoned, and its `edit` (a
+    `Remove` of every item) puts each back at its place. An agent counts as touched when
+    it was running or had work."""
     result = BulkResult()
-    discarded: list[tuple[Agent, list[Tombstone]]] = []
+    discarded: list[Item] = []
     for agent in subtree(agents, root):
         inbox = agent.inbox
         busy = agent.status == "running" or inbox.has_pending
         if not busy:
             result.skipped.append(agent.id)
             continue
-        pending = [] if keep else _pending(agent, 0)
+        pending = [] if keep else _pending(agent)
         try:
             agent.cancel(dict(USER_CAUSE), keep_inbox=keep)
         except Exception as error:
             result.errors.append((agent.id, error))
             continue
         result.touched.append(agent.id)
-        if pending:
-            discarded.append((agent, pending))
-
-    def restore() -> int:
-        count = 0
-        for agent, tombstones in discarded:
-            try:
-                count += put_back_discarded(agent.inbox, tombstones).count
-            except Exception:
-                continue  # disposed meanwhile
-        return count
-
-    result.undo = restore if discarded else None
+        discarded.extend(pending)
+    if discarded:
+        owners = len({item.agent for item in discarded})
+        result.edit = Remove(discarded, name=f"clear {_plural(len(discarded), 'item')} of "
+                                             f"{_plural(owners, 'stopped agent')}")
     return result
 
 

@@ -1,7 +1,7 @@
 """UI settings: the TOML file in the platformdirs config dir, and its in-memory form.
 
 The file holds only what a person chooses (theme, key overrides, the default route
-for new agents, the demo pace). The API key never goes in it: it comes from the
+for new agents, the demo pace, whether a needing agent rings). The API key never goes in it: it comes from the
 environment only. A file that cannot be read is reported with its path and line,
 because "the app won't start" is the worst way to learn about a typo.
 
@@ -56,6 +56,9 @@ class UiConfig:
     """The default route for new agents (`route = "NAME"`; `--route NAME` overrides it)."""
     routes: dict[str, Route] = field(default_factory=dict)
     """Named routes (`[routes.NAME]`); the CLI adds the built-in ones it can offer."""
+    notify: str = "off"
+    """When an agent starts needing the person: `off`, `bell` (the terminal's bell) or
+    `desktop` (a desktop notification, OSC 9, where the terminal shows one)."""
     path: Path | None = None
     """Where choices made in the app (the theme) are saved; None saves nothing."""
 
@@ -74,7 +77,11 @@ _FIELDS: dict[str, tuple[type, ...]] = {
     "hold_limit": (int, float),
     "route": (str,),
     "routes": (dict,),
+    "notify": (str,),
 }
+
+NOTIFY = ("off", "bell", "desktop")
+"""The values of `notify`."""
 
 _LINE = re.compile(r"\(at line (\d+), column (\d+)\)")
 
@@ -167,6 +174,9 @@ def parse_config(text: str, path: Path | None = None) -> UiConfig:
         why = base_url_problem(data["base_url"])
         if why is not None:
             raise fail("base_url", f"base_url {why}")
+    notify = data.get("notify", "off")
+    if notify not in NOTIFY:
+        raise fail("notify", f'notify must be one of {", ".join(NOTIFY)}, not "{notify}"')
     routes = parse_routes(data.get("routes", {}), fail)
     route = data.get("route")
     if route is not None and route not in routes and route not in PROVIDER_KINDS:
@@ -175,7 +185,7 @@ def parse_config(text: str, path: Path | None = None) -> UiConfig:
     return UiConfig(theme=data.get("theme", DEFAULT_THEME), keys=dict(keys),
                     provider=data.get("provider"), model=data.get("model"),
                     base_url=data.get("base_url"), demo_speed=speed, hold_limit=hold_limit,
-                    route=route, routes=routes, path=path)
+                    route=route, routes=routes, notify=notify, path=path)
 
 
 def load_config(path: Path | None = None) -> UiConfig:

@@ -82,6 +82,9 @@ class Edit:
     name: str = "edit"
     agents: tuple[str, ...] = ()
     """The agents whose inboxes it touches (the screen refreshes those)."""
+    detail: str = ""
+    """What the last apply or revert did when it was less than the whole edit (a
+    broadcast some of whose copies had already gone to their models); "" otherwise."""
 
     def apply(self, inboxes: Inboxes) -> None:
         """Do it (or do it again, for a redo). Raises EditRefused, nothing written."""

@@ -6,7 +6,8 @@ Selecting an agent loads its transcript and inbox, retitles the panes and writes
 Here the cursor's agent is noted on each move, and one selection happens when no move
 came for `delay` seconds: one load and at most one record per rest. A deliberate choice
 (enter, a click, the jump key) selects at once. The scheduler and the clock are injected
-(`schedule(delay, callback)`, as the bridge's), so tests need no terminal and no sleep.
+(`schedule(delay, callback)`, as the bridge's: its callbacks queue behind keys already
+queued), so tests need no terminal and no sleep.
 """
 
 from __future__ import annotations
@@ -26,10 +27,13 @@ class Settle:
 
     def __init__(self, schedule: Scheduler, select: Callable[[str], Any],
                  clock: Callable[[], float] = time.monotonic,
-                 delay: float = SETTLE_DELAY) -> None:
+                 delay: float = SETTLE_DELAY,
+                 keys_coming: Callable[[], bool] = lambda: False) -> None:
         self._schedule = schedule
         self._select = select
         self._clock = clock
+        self._keys_coming = keys_coming
+        """More keys of a burst have arrived and wait to be handled: not a rest yet."""
         self.delay = delay
         self.cursor: str | None = None
         """The agent under the cursor (what the tree highlights now)."""
@@ -37,6 +41,7 @@ class Settle:
         """The agent selected last (what the panes show)."""
         self._last_move = float("-inf")
         self._armed = False
+        self._deferred = False
         self.selections = 0
         """Selections made (a benchmark counts transcript loads by it)."""
 
@@ -45,13 +50,16 @@ class Settle:
         """The cursor is on another agent than the selected one, waiting to rest."""
         return self.cursor is not None and self.cursor != self.selected
 
-    def moved(self, agent_id: str | None) -> None:
-        """The cursor moved onto `agent_id`: select it once the cursor rests there."""
+    def moved(self, agent_id: str | None, waited: float = 0.0) -> None:
+        """The cursor moved onto `agent_id`: select it once the cursor rests there.
+        `waited`: seconds the key that moved it waited before it was handled (a burst of
+        keys arrives at once and is handled one by one): the rest counts from its arrival,
+        so a burst's selection does not wait for the handling of the burst and then a rest."""
         self.cursor = agent_id
-        self._last_move = self._clock()
+        self._last_move = self._clock() - min(max(waited, 0.0), self.delay)
         if not self._armed and self.pending:
             self._armed = True
-            self._schedule(self.delay, self._due)
+            self._schedule(max(self._last_move + self.delay - self._clock(), 0.0), self._due)
 
     def now(self, agent_id: str | None) -> None:
         """Select `agent_id` at once (a deliberate choice); a pending rest is dropped."""
@@ -64,6 +72,7 @@ class Settle:
         there too and nothing is selected again."""
         self.cursor = self.selected = agent_id
         self._last_move = float("-inf")
+        self._deferred = False
 
     def flush(self) -> None:
         """Select the cursor's agent now if one is waiting (a key that acts on the
@@ -80,9 +89,20 @@ class Settle:
             self._armed = True
             self._schedule(wait, self._due)  # moved again meanwhile: wait out the rest
             return
+        if self._keys_coming():
+            self._deferred = True  # a burst is being handed over: `keys_done` resumes
+            return
         self._commit()
 
+    def keys_done(self) -> None:
+        """The keys that had arrived are all handled: a rest put off for them is judged
+        now (the last of them may have moved the cursor again)."""
+        if self._deferred and not self._armed:
+            self._deferred = False
+            self._due()
+
     def _commit(self) -> None:
+        self._deferred = False
         agent_id = self.cursor
         if agent_id is None or agent_id == self.selected:
             return

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from .agent_view import AgentView
 from .cost import Cost, Prices, Tokens, cost_of, format_cost, sum_costs
+from .hold_view import tree_badge
 from .session_rows import cells, clip
+from .text import visible_label
 
 RUNNING, PAUSED, KEPT, FAILED, BLOCKED, STOPPED, DONE, IDLE = (
     "running", "paused", "kept", "failed", "blocked", "stopped", "done", "idle")
@@ -23,6 +26,8 @@ GLYPH = {RUNNING: "●", PAUSED: "◆", KEPT: "‖", FAILED: "✗", BLOCKED: "�
          DONE: "✓", IDLE: "○"}
 """The state glyph (a running agent's is animated by the widget: `SPINNER`)."""
 SPINNER = "◐◓◑◒"
+TICKING = frozenset({RUNNING, PAUSED})
+"""States whose time is shown in seconds; the others wait, and show whole minutes."""
 ENDED = {"error": FAILED, "blocked": BLOCKED, "aborted": STOPPED, "completed": DONE,
          "max-tokens": DONE, "interrupted": STOPPED}
 
@@ -62,22 +67,37 @@ class RowFacts:
     """Rows folded under this one (a collapsed parent): its figures are the subtree's."""
     busy_below: int = 0
     """Running agents among the folded rows."""
+    badge: str = ""
+    """A short mark another feature puts on the row (a held edit: `held_badge`), after
+    the flags."""
 
 
 def row_facts(view: AgentView, prices: Callable[[str], Prices | None], *,
               paused_since: float | None = None, armed: bool = False, marked: bool = False,
               needs: bool = False) -> RowFacts:
     """The row of one agent from its view (status, inbox, activity), its route's prices
-    and the screen's own marks (breakpoint, mark, needs-you)."""
+    and the screen's own marks (breakpoint, mark, needs-you). Every piece of text that
+    came from outside (name, tool, route) is a safe label (`visible_label`)."""
     agent, activity = view.agent, view.activity
     inbox = agent.inbox
     steps, turns = len(inbox.next_step), len(inbox.next_turn)
     state = state_of(agent.status, paused_since is not None, bool(steps or turns),
                      activity.ended)
     since = paused_since if paused_since is not None else activity.since
-    return RowFacts(view.id, view.name, state, activity.turn, activity.step, activity.tool,
-                    since, activity.tokens, cost_of(activity.spent, prices), view.route_label,
-                    steps, turns, armed, marked, needs)
+    return RowFacts(view.id, visible_label(view.name), state, activity.turn, activity.step,
+                    visible_label(activity.tool), since, activity.tokens,
+                    cost_of(activity.spent, prices), visible_label(view.route_label),
+                    steps, turns, armed, marked, needs, badge=held_badge(agent.holds))
+
+
+def held_badge(holds: Iterable[Any]) -> str:
+    """`✎held` while the person edits one of the agent's items, `✎waits 42s` once the
+    agent waits on it (docs/contract.md §3.8: a hold's countdown runs only while its
+    agent waits, so a counting hold is a waited-on one); "" with no hold."""
+    holds = list(holds)
+    if not holds:
+        return ""
+    return tree_badge(holds, [h.message_id for h in holds if h.remaining() is not None])
 
 
 def roll_up(parent: RowFacts, below: Iterable[RowFacts]) -> RowFacts:
@@ -91,11 +111,12 @@ def roll_up(parent: RowFacts, below: Iterable[RowFacts]) -> RowFacts:
                    hidden=len(rows), busy_below=sum(1 for r in rows if r.state == RUNNING))
 
 
-def elapsed(ms: float) -> str:
-    """`9s`, `12m`, `3h`, `2d`: a state's age in at most four cells."""
+def elapsed(ms: float, coarse: bool = False) -> str:
+    """`9s`, `12m`, `3h`, `2d`: a state's age in at most four cells. `coarse`: whole
+    minutes at least (`<1m`), for states that wait (a still screen stays still)."""
     seconds = max(0, int(ms // 1000))
     if seconds < 60:
-        return f"{seconds}s"
+        return "<1m" if coarse else f"{seconds}s"
     if seconds < 3600:
         return f"{seconds // 60}m"
     if seconds < 86_400:
@@ -117,15 +138,18 @@ def tokens_text(count: int) -> str:
 Segment = tuple[str, str]
 """(text, role): roles are `glyph-<state>` (`needs-<state>` when the agent needs the
 person), `mark`, `name`, `fold`, `armed`, `activity`, `pending`, `figure`, `cost`,
-`route`, `pad`."""
+`route`, `badge`, `pad`."""
 
 LEFT_PARTS = ("activity", "pending")
 RIGHT_PARTS = ("elapsed", "tokens", "cost", "route")
 SHORTER: list[tuple[str, int]] = [
-    ("route", 1), ("pending", 1), ("tokens", 1), ("activity", 1), ("cost", 1),
-    ("elapsed", 1), ("activity", 2), ("activity", 3)]
+    ("route", 1), ("route", 2), ("tokens", 1), ("activity", 1), ("cost", 1), ("elapsed", 1),
+    ("pending", 1), ("activity", 2), ("activity", 3)]
 """(part, form) in the order a row gets shorter: each step picks a shorter form of one
-part ("" drops it); the name is cut only after all of these."""
+part ("" drops it); the name is cut only after all of these. Work waiting in the inbox
+(`⚑` `↵`) stays longest after the state: it is what the person may have to act on."""
+ROUTE_SHORT = 16
+"""Cells a long route label is cut to before it is dropped (`local · qwen3-8b` fits)."""
 NAME_MIN = 4
 """Cells the name keeps (with its ellipsis) before anything else is cut."""
 
@@ -152,10 +176,12 @@ def _forms(row: RowFacts, now: float, show_route: bool) -> dict[str, list[str]]:
     return {
         "activity": _activity(row),
         "pending": [pending, ""] if pending else [""],
-        "elapsed": [elapsed(now - row.since), ""] if row.since is not None else [""],
+        "elapsed": [elapsed(now - row.since, row.state not in TICKING), ""]
+        if row.since is not None else [""],
         "tokens": [tokens_text(row.tokens.total), ""] if row.tokens.total else [""],
         "cost": [cost, ""] if cost else [""],
-        "route": [row.route, ""] if show_route and row.route else [""],
+        "route": [row.route, clip(row.route, ROUTE_SHORT), ""] if show_route and row.route
+        else [""],
     }
 
 
@@ -190,6 +216,8 @@ def format_row(row: RowFacts, width: int, now: float, *, show_route: bool = Fals
             left.append((fold, "fold"))
         if flags:
             left.append((flags, "armed"))
+        if row.badge:
+            left.append((" " + row.badge, "badge"))
         for part in LEFT_PARTS:
             text = pick(part)
             if text:

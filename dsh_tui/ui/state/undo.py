@@ -26,12 +26,15 @@ class Outcome:
     done: bool
     error: str = ""
     agents: tuple[str, ...] = ()
+    detail: str = ""
+    """How much of it happened, when not all of it could (`Edit.detail`)."""
 
     def line(self, action: str) -> str:
         """One status line for `action` ("do", "undo" or "redo"): what happened, or why not."""
         if self.done:
-            return {"undo": f"undone: {self.name}", "redo": f"redone: {self.name}"}.get(
+            line = {"undo": f"undone: {self.name}", "redo": f"redone: {self.name}"}.get(
                 action, self.name)
+            return f"{line} ({self.detail})" if self.detail else line
         return f"could not {action} {self.name}: {self.error}" if self.name else self.error
 
 
@@ -88,7 +91,7 @@ class InboxHistory:
             return Outcome(edit.name, False, f"{error}; dropped from the history",
                            edit.agents)
         self._redo.append(edit)
-        return Outcome(edit.name, True, agents=edit.agents)
+        return Outcome(edit.name, True, agents=edit.agents, detail=edit.detail)
 
     def redo(self) -> Outcome:
         """Apply again the latest undone edit; a refused one is dropped, saying why."""
@@ -101,4 +104,4 @@ class InboxHistory:
             return Outcome(edit.name, False, f"{error}; dropped from the history",
                            edit.agents)
         self._undo.append(edit)
-        return Outcome(edit.name, True, agents=edit.agents)
+        return Outcome(edit.name, True, agents=edit.agents, detail=edit.detail)

@@ -23,8 +23,11 @@ from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
+from textual.binding import Binding
 from textual.strip import Strip
 from textual.widget import Widget
+
+from ..keys import SPEC_BY_NAME, bound_keys
 
 if TYPE_CHECKING:
     from textual.screen import Screen
@@ -87,7 +90,7 @@ class KeyBar(Widget, can_focus=False):
     ALLOW_SELECT = False
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "footer-key--key", "footer-key--description", "key-bar--more",
-        "key-bar--palette-edge", "key-bar--hover",
+        "key-bar--palette-edge", "key-bar--hover", "key-bar--notice",
     }
 
     def __init__(self, *, name: str | None = None, id: str | None = None,
@@ -102,6 +105,9 @@ class KeyBar(Widget, can_focus=False):
         """Some keys did not fit (the row ends in "…" and the help key)."""
         self.hovered: BarKey | None = None
         self.renders = 0
+        self.notice: BarKey | None = None
+        """Drawn first, before every key, and never cut: who needs the person, and the key
+        that goes to them (`show_notice`)."""
         self._ready = False
         self._spans: list[tuple[int, int, BarKey]] = []
 
@@ -132,6 +138,20 @@ class KeyBar(Widget, can_focus=False):
         signal: the keys are read then too."""
         if self._ready:
             self.bindings_changed(self.screen)
+
+    def show_notice(self, text: str, action: str) -> None:
+        """Lead the bar with `text` and the first key of `action` (a click presses it);
+        "" takes the notice away."""
+        notice = None
+        if text:
+            keys = bound_keys(self.app, action)
+            spec = SPEC_BY_NAME.get(action)
+            key = keys[0] if keys else ""
+            notice = BarKey(key, self.app.get_key_display(Binding(key, action)) if key else "",
+                            text, action, True, spec.help if spec is not None else "")
+        if notice != self.notice:
+            self.notice = notice
+            self.refresh()
 
     def _read_keys(self) -> None:
         """The screen's active bindings, shown as Textual's footer shows them: one key per
@@ -170,6 +190,9 @@ class KeyBar(Widget, can_focus=False):
         palette = self.palette if self._ready else None
         # The palette key's cells, and the three Textual's footer kept spare beside it.
         room = width - (palette.width + 3 if palette is not None else 0)
+        notice = self.notice
+        if notice is not None:
+            room -= notice.width
         shown, cut = fitted(self.keys, room) if self._ready else ([], False)
         self.shown, self.cut = shown, cut
         segments: list[Segment] = []
@@ -201,6 +224,12 @@ class KeyBar(Widget, can_focus=False):
             spans.append((start, x, key))
 
         more = self.get_component_rich_style("key-bar--more")
+        if notice is not None:
+            start = x
+            style = self.get_component_rich_style("key-bar--notice")
+            put(f" {notice.key_display} ", base + key_style + style)
+            put(f"{notice.description} ", base + style)
+            spans.append((start, x, notice))
         for key in shown:
             if cut and key is shown[-1] and key.action in HELP_ACTIONS:
                 put(MORE, more)
