@@ -242,16 +242,16 @@ async def test_a_reloaded_page_is_offered_the_workspace_it_left(tmp_path: Path) 
             offer = await page.wait_for(left["workspace"])
             assert "1 root agent (demo)" in offer
             await page.type("\r")  # enter: Reopen has the focus
-            # Its agent (with its turn: "t1" in the tree) and its draft, with no new
+            # Its agent (with its turn: tokens ending its row) and its draft, with no new
             # "demo" beside it. (Which part of the reply shows depends on how far the
             # turn got before the reload, so the transcript is not read.)
             screen = await page.wait_for(
                 lambda t: "→ demo" in t
                 and composer_lines(t)[:1] == ["and a draft kept for later"])
-            named_demo = re.compile(r"[\s▼▶└├─│]*\S demo ")  # a row's glyph, then its name
+            named_demo = re.compile(r"[\s▾▸└├─│]*\S[ ✓]demo ")  # fold, glyph, mark, name
             tree = [line.split("│")[1] for line in screen.splitlines()
                     if line.startswith("│") and named_demo.match(line.split("│")[1])]
-            assert len(tree) == 1 and " t1 " in tree[0], tree
+            assert len(tree) == 1 and re.search(r" \d+$", tree[0].rstrip()), tree
         await served.wait_no_apps()
         roots = [sid for sid in served.sessions() if "." not in sid]
         assert len(roots) == 1  # nothing new was saved
