@@ -388,6 +388,9 @@ def fleet_scene(open_tree: bool = False) -> tuple[DshApp, Callable[[Any], Awaita
         await until(pilot, lambda: "reviewer" in app.breakpoints.paused)
         agents["planner"].followup(message("Plan the cache rollout", "m-planner"))
         await until(pilot, lambda: app.bridge.views["planner"].activity.tool == "search_web")
+        # its reply (the tool call) recorded: the message's receipt reads "answered"
+        await until(pilot, lambda: any(e.type == "assistant/message"
+                                       for e in agents["planner"].session.events))
         agents["researcher 3"].followup(message("Read the RFC", "m-r3", kind="plugin",
                                                 plugin="spawn_agent"))
         await until(pilot, lambda: agents["researcher 3"].status == "running")
