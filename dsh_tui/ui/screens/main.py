@@ -413,6 +413,9 @@ class MainScreen(Screen[None]):
     def action_timeline(self) -> None:
         self.timelines.open()
 
+    def on_transcript_history_wanted(self, event: Transcript.HistoryWanted) -> None:
+        self.timelines.history_of(event.message_id, event.seq)
+
     # -- agents (controllers/agents.py) --------------------------------------------------------
 
     def action_new_agent(self) -> None:
