@@ -291,6 +291,16 @@ async def test_a_click_on_a_messages_receipt_opens_its_history() -> None:
         assert "#u2" not in shown and "claimed    #u1" in shown
         entry = screen.cursor_entry()
         assert entry is not None and (entry.kind, entry.message_id) == ("sent", "u1")
+        # Nothing marked: enter in the transcript means the last message on screen.
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, TimelineScreen))
+        transcript.focus()
+        await pilot.pause()
+        assert transcript.marked is None
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, TimelineScreen))
+        await wait_until(pilot, lambda: "message #u2" in screen_text(app))
+        assert "#u1" not in screen_text(app)
 
 
 async def test_a_discarded_message_steps_to_the_moment_it_was_removed() -> None:
