@@ -359,3 +359,16 @@ async def test_a_message_offered_back_by_a_crash_lands_where_it_was_sent_again(
             app.main.status_line.text
         header = _header(app, log.moved.id)
         assert "✓ claimed turn 3 step 1 → sent in request 1 → answered" in header, header
+
+
+async def test_the_palette_opens_the_history_of_the_last_message_on_screen() -> None:
+    ctx, _ = world([text("an answer")])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        agent.followup(user_message("the question", id="u1"))
+        await idle(pilot, agent)
+        await wait_until(pilot, lambda: "answered" in _header(app, "u1"))
+        app.run_palette_action("message_history")  # where the palette's enter goes
+        await wait_until(pilot, lambda: isinstance(app.screen, TimelineScreen))
+        await wait_until(pilot, lambda: "message #u1" in screen_text(app))

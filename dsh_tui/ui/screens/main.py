@@ -492,6 +492,9 @@ class MainScreen(Screen[None]):
     async def action_load_older(self) -> None:
         await self.transcript.action_load_older()
 
+    def action_message_history(self) -> None:
+        self.transcript.action_message_history()
+
     def action_search(self) -> None:
         self.searching.open()
 
