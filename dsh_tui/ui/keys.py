@@ -169,6 +169,12 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Find text in the selected agent's transcript, however far back: enter or up goes"
                " to the older match, down to the newer, escape closes",
                words="find grep look filter"),
+    ActionSpec("message_history", "A sent message's history", "Transcript", "enter",
+               "History",
+               "Open the inbox timeline of a message you sent, filtered to it: the one "
+               "marked (a search's match, the timeline's jump), else the last on screen; a "
+               "click on a message's receipt does the same",
+               words="receipt timeline claimed sent answered steering debug"),
     ActionSpec("event_log_scope", "Event log: all agents", "Event log", "ctrl+a", "All agents",
                "Toggle the event log between the selected agent and all",
                words="events filter every all"),

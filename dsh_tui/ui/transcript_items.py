@@ -25,7 +25,7 @@ from textual.content import Content
 from textual.strip import Strip
 from textual.style import Style
 
-from .badges import lane_badge
+from .badges import lane_badge, receipt_look
 from .markdown_lines import Look, Part, code_content, parse, render_part, reparse_tail
 from .state.text import format_duration, last_line, one_line, short_id, visible, visible_label
 from .state.transcript import Item
@@ -301,12 +301,23 @@ def divider_lines(item: Item, width: int) -> list[Content]:
     return [Content(head + "─" * max(2, width - len(head)))]
 
 
-def user_lines(item: Item, width: int, look: ItemLook) -> list[Content]:
-    """Lane and source badges and the short id, then the message."""
+def user_head(item: Item) -> Content:
+    """A message's header: lane and source badges, the short id, and its receipt (how it
+    reached the model; a click on the header opens its history in the timeline)."""
     head = Content.assemble(lane_badge(item.lane), "  ", (visible_label(item.source), "bold"),
                             "  ", (f"#{short_id(item.message_id)}", "$text-muted"))
+    stamp = item.receipt
+    if stamp is not None:
+        glyph, style = receipt_look(stamp.state)
+        head += Content.assemble("  ", (f"{glyph} ", style),
+                                 (visible_label(stamp.text), "$text-muted"))
+    return head
+
+
+def user_lines(item: Item, width: int, look: ItemLook) -> list[Content]:
+    """The header (`user_head`), then the message."""
     body = marked(Content(visible(_cap(item.current_text()))), look.search)
-    return [*wrap(head, width), *wrap(body, width)]
+    return [*wrap(user_head(item), width), *wrap(body, width)]
 
 
 def reasoning_lines(item: Item, width: int, look: ItemLook) -> list[Content]:
@@ -529,7 +540,9 @@ def estimate(item: Item, pane_width: int, expanded: bool) -> int:
         return 3 + min(RESULT_PREVIEW_LINES + 1, result.count("\n") + 1) if result else 3
     text = item.text[:MARKDOWN_LIMIT + 1]
     if kind == "user":
-        return 2 + _text_lines(text, width)
+        head = 20 + len(item.lane) + len(item.source) + (
+            len(item.receipt.text) if item.receipt is not None else 0)
+        return 2 + head // width + _text_lines(text, width)
     if kind == "text":
         return 1 + _text_lines(text, width)
     return _text_lines(text, width)

@@ -1,9 +1,11 @@
-"""The inbox timeline (f5): opening it on the selected agent, and going from an entry to
-the place in the transcript where its message entered the model's context.
+"""The inbox timeline (f5) and the links between it and the transcript, both ways.
 
-The link into the transcript goes through the transcript's one public way to show an
-item, `Transcript.reveal(index)` (search uses it too); the index is that of the item of
-the message's `user/message` in the agent's transcript model.
+From an entry of the timeline to the transcript: by the event's seq, through the
+transcript's `reveal_seq` (the agent's transcript model knows which item each event
+made), so a message lands on its own `user/message`, where it entered the model's
+context, however far back. From a sent message in the transcript (a click on its
+receipt, or enter) to the timeline: opened filtered to that message, the cursor on the
+entry where it was sent.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any, Protocol
 
 from ..screens.timeline import TimelineScreen
 from ..state.text import short_id
-from ..state.timeline import Timeline
+from ..state.timeline import Jump, Timeline
 from .seams import Notes, Panes, Screenside, Selection, World
 
 
@@ -22,13 +24,14 @@ class Host(World, Notes, Panes, Selection, Screenside, Protocol):
 
 
 class TimelineActions:
-    """Opens the timeline screen; shows a message's place in the transcript."""
+    """Opens the timeline screen; shows an entry's place in the transcript."""
 
     def __init__(self, host: Host) -> None:
         self.host = host
 
-    def open(self, message_id: str | None = None) -> None:
-        """The selected agent's timeline (filtered to `message_id` when given)."""
+    def open(self, message_id: str | None = None, at_seq: int | None = None) -> None:
+        """The selected agent's timeline (filtered to `message_id` when given, the cursor
+        on the entry at `at_seq`)."""
         host = self.host
         view = host.selected_view
         if view is None:
@@ -46,32 +49,55 @@ class TimelineActions:
             return view.reading_progress
 
         screen = TimelineScreen(view.name, view.timeline, events, message=message_id,
-                                current=current, progress=progress)
+                                current=current, progress=progress, at_seq=at_seq)
 
-        def done(chosen: str | None) -> None:
-            if chosen is not None:
-                self.show_in_transcript(agent_id, chosen)
+        def done(jump: Jump | None) -> None:
+            if jump is not None:
+                self.show_in_transcript(agent_id, jump)
 
         host.ask(screen, done)
 
-    def show_in_transcript(self, agent_id: str, message_id: str) -> bool:
-        """Select the agent and reveal the transcript item of `message_id`; False (saying
-        why) when the message never reached the transcript."""
+    def history_of(self, message_id: str | None, seq: int | None = None) -> None:
+        """A sent message's history (from the transcript): the timeline filtered to it,
+        the cursor where it was sent (at `seq`, else its first sending)."""
+        host = self.host
+        view = host.selected_view
+        if view is None:
+            return
+        if message_id is None:
+            host.note("No sent message here: click a message's receipt, or mark one (a "
+                      "search) and press enter.")
+            return
+        if seq is None and view.reading_ready:
+            seq = view.timeline.entered_at(message_id)
+        self.open(message_id, at_seq=seq)
+
+    def show_in_transcript(self, agent_id: str, jump: Jump) -> bool:
+        """Select the agent and reveal the transcript place of `jump`: a message's own
+        item where it entered the model's context, else the moment the entry happened.
+        False (saying why) when the transcript has no such place."""
         host = self.host
         view = host.bridge.views.get(agent_id)
         if view is None:
             return False
         host.select_agent(agent_id)
-        items = view.transcript.items
-        index = next((i for i in range(len(items) - 1, -1, -1)
-                      if items[i].message_id == message_id), None)
-        receipt = view.receipts.receipt(message_id, view.agent.holds) \
-            if view.reading_ready else None
-        state = receipt.label() if receipt is not None else "not in the log read so far"
+        name = f"#{short_id(jump.message_id)}" if jump.message_id else f"seq {jump.seq}"
+        receipt = view.receipts.receipt(jump.message_id, view.agent.holds) \
+            if view.reading_ready and jump.message_id else None
+        state = f" ({receipt.label()})" if receipt is not None else ""
+        index = host.transcript.reveal_seq(jump.seq, exact=jump.entered)
         if index is None:
-            host.note(f"#{short_id(message_id)} is not in the transcript ({state}).")
+            host.note(f"{name} is not in the transcript{state}: not in the part of the log "
+                      "loaded." if jump.entered else f"{name}: nothing in the transcript "
+                      "after this moment yet.")
             return False
-        host.transcript.reveal(index)
         host.transcript.focus()
-        host.note(f"#{short_id(message_id)}: where it entered the model's context ({state}).")
+        if jump.entered:
+            host.note(f"{name}: where it entered the model's context{state} · enter: its "
+                      "history.")
+        elif jump.message_id is not None:
+            host.note(f"{name} never entered the model's context{state}: the transcript "
+                      "when this happened.")
+        else:
+            host.note(f"seq {jump.seq}: the transcript at this moment.")
         return True

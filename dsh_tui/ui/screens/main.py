@@ -501,6 +501,9 @@ class MainScreen(Screen[None]):
     def action_timeline(self) -> None:
         self.timelines.open()
 
+    def on_transcript_history_wanted(self, event: Transcript.HistoryWanted) -> None:
+        self.timelines.history_of(event.message_id, event.seq)
+
     # -- agents (controllers/agents.py) --------------------------------------------------------
 
     def action_new_agent(self) -> None:
@@ -578,6 +581,9 @@ class MainScreen(Screen[None]):
 
     async def action_load_older(self) -> None:
         await self.transcript.action_load_older()
+
+    def action_message_history(self) -> None:
+        self.transcript.action_message_history()
 
     def action_search(self) -> None:
         self.searching.open()

@@ -10,9 +10,9 @@ in full: who and why, the change an edit made, and the raw event as the log stor
 The lines are a line-API view (`widgets/timeline_view.py`) over the agent's timeline
 (`state/timeline.py`), which the bridge keeps current, live or in `dsh-tui view`.
 Keys: `m` this message only (again: all), `l` a lane, `a` an actor, `b` turns and steps
-on or off, enter the transcript place of the message, escape or f5 back. This screen
-has no text field, so a letter cannot be typing here. It dismisses with the message id
-to show in the transcript (None: just closed).
+on or off, enter the transcript place of the entry (a message's: where it entered the
+model's context), escape or f5 back. This screen has no text field, so a letter cannot be
+typing here. It dismisses with the `Jump` to show in the transcript (None: just closed).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from textual.widgets import Static
 from ..state.inbox_log import ACTORS, Fact
 from ..state.lanes import LANES
 from ..state.text import compact_json, short_id, visible, visible_label
-from ..state.timeline import Timeline, TimelineFilter, word_diff
+from ..state.timeline import Jump, Timeline, TimelineFilter, word_diff
 from ..widgets.key_bar import KeyBar
 from ..widgets.timeline_view import TimelineView
 
@@ -59,9 +59,10 @@ def event_at(events: Sequence[Any], seq: int) -> Any | None:
     return None
 
 
-class TimelineScreen(Screen[str | None]):
+class TimelineScreen(Screen[Jump | None]):
     """`TimelineScreen(name, timeline, events, message=None)`: `events` reads the agent's
-    log (for the raw event of an entry); `message` opens it filtered to one message."""
+    log (for the raw event of an entry); `message` opens it filtered to one message, the
+    cursor on the entry at `at_seq` (else the last)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,f5", "close", "Back", id="timeline_close"),
@@ -77,7 +78,8 @@ class TimelineScreen(Screen[str | None]):
     def __init__(self, name: str, timeline: Timeline, events: Callable[[], Sequence[Any]],
                  message: str | None = None,
                  current: Callable[[], Timeline] | None = None,
-                 progress: Callable[[], float] | None = None) -> None:
+                 progress: Callable[[], float] | None = None,
+                 at_seq: int | None = None) -> None:
         super().__init__()
         self.agent_name = name
         self.timeline = timeline
@@ -88,6 +90,8 @@ class TimelineScreen(Screen[str | None]):
         """How much of the log is read (the bridge reads a big one a slice per flush)."""
         self._version = -1
         self._shown_progress = -1.0
+        self._at_seq = at_seq
+        """The entry the cursor starts on, once the log is read that far."""
         if message is not None:
             timeline.set_filter(TimelineFilter(message=message))
 
@@ -124,7 +128,10 @@ class TimelineScreen(Screen[str | None]):
         if self.timeline.version != self._version or progress != self._shown_progress:
             self._version = self.timeline.version
             self._shown_progress = progress
-            self.lines.sync()
+            at_seq = self._at_seq
+            if progress >= 1.0:
+                self._at_seq = None
+            self.lines.sync(keep=at_seq)
             self._show_title()
 
     def _show_title(self) -> None:
@@ -220,11 +227,12 @@ class TimelineScreen(Screen[str | None]):
 
     def action_goto(self) -> None:
         entry = self.cursor_entry()
-        if entry is None or entry.message_id is None:
-            self.notify("This entry is about no one message: its place is the turn above.",
-                        markup=False)
+        jump = self.timeline.jump(entry) if entry is not None else None
+        if jump is None:
+            self.notify("This entry is live only (an editor opened or closed): it has no "
+                        "place in the log.", markup=False)
             return
-        self.dismiss(entry.message_id)
+        self.dismiss(jump)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -16,7 +16,7 @@ from .live_stream import LiveChunk, LiveStream
 from .receipts import ReceiptBook
 from .text import visible_label
 from .timeline import Timeline
-from .transcript import TranscriptModel
+from .transcript import Stamp, TranscriptModel
 from .unsent import UnsentTracker
 
 
@@ -152,6 +152,7 @@ class AgentView:
         self._read_upto = max(upto, self._read_upto)
         if self._read_upto >= self.applied:
             reading.settle()
+            self._stamp_transcript()
             return True
         return False
 
@@ -277,6 +278,21 @@ class AgentView:
                 reading.apply(event)
             reading.settle()  # a move's two halves are appended in one call: never split
             self._read_upto += len(fresh)
+            self._stamp_transcript()
+
+    def _stamp_transcript(self) -> None:
+        """Each sent message whose receipt changed shows it again on its transcript item
+        (that item alone is drawn again): the same reading as the inbox's receipts."""
+        reading = self._reading
+        if reading is None:
+            return
+        book = reading.receipts
+        stamp = self.transcript.set_receipt
+        for message_id in book.drain_changed():
+            receipt = book.get(message_id)
+            if receipt is not None and receipt.sent_seq is not None:
+                stamp(receipt.sent_seq, Stamp(receipt.state, receipt.trail(), message_id,
+                                            receipt.sent_seq))
 
 
 READ_SLICE = 256

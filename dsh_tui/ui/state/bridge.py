@@ -425,6 +425,7 @@ class Bridge:
                 self._reading.discard(agent_id)
                 batch.inboxes.add(agent_id)
                 batch.agents.add(agent_id)
+                batch.transcripts.add(agent_id)  # its sent messages' receipts
             else:
                 batch.agents.add(agent_id)  # (the timeline shows how far it has read)
         if self._reading:

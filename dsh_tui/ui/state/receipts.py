@@ -91,6 +91,27 @@ class Receipt:
                                             and self.request > 1 else "")
         return f"{state} · {self.detail}" if self.detail else state
 
+    def trail(self) -> str:
+        """The way a sent message came, for its header in the transcript: `claimed turn 3
+        step 2 → sent in request 1 → answered` (or `→ awaiting the model`, `→ answering`,
+        `→ no answer: turn 3 aborted`); a message not sent has its `label()`."""
+        state = self.state
+        if state not in (CLAIMED, SENT, ANSWERED):
+            return self.label()
+        where = _turn_step(self.turn, self.step) if self.turn is not None else ""
+        first = f"claimed {where}".rstrip() if self.claim_seq is not None else where
+        parts = [first] if first else []
+        if state == CLAIMED:
+            return " → ".join(parts) or "claimed"
+        parts.append(f"sent in request {self.request}" if self.request else "sent")
+        if state == ANSWERED:
+            parts.append("answered")
+        elif self.detail:
+            parts.append(self.detail)
+        else:
+            parts.append("awaiting the model" if self.request is None else "answering")
+        return " → ".join(parts)
+
 
 def _turn_step(turn: int | None, step: int | None) -> str:
     if turn is None:
@@ -114,6 +135,9 @@ class ReceiptBook:
         """Ids that left the inbox (claimed, sent, removed, merged), oldest leaving first."""
         self.version = 0
         """Grows whenever a receipt changes (a view re-renders on a new version)."""
+        self._changed: set[str] = set()
+        """Ids whose receipt changed since the last `drain_changed` (the transcript shows
+        the receipts of sent messages: only theirs are drawn again)."""
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -169,6 +193,11 @@ class ReceiptBook:
                 out.append(found)
         return out
 
+    def drain_changed(self) -> set[str]:
+        """Ids whose receipt changed since the last call."""
+        changed, self._changed = self._changed, set()
+        return changed
+
     def all(self) -> list[Receipt]:
         """Every receipt, in the order their messages first appeared."""
         return list(self._receipts.values())
@@ -179,6 +208,7 @@ class ReceiptBook:
             found = self._receipts.get(message_id)
             if found is not None and found.state == OFFERED:
                 found.state = TOMBSTONED
+                self._changed.add(message_id)
                 self.version += 1
 
     # -- folding ------------------------------------------------------------------------------
@@ -208,6 +238,7 @@ class ReceiptBook:
         found.history.append(fact)
         if fact.lane:
             found.lane = fact.lane
+        self._changed.add(message_id)
         return found
 
     def fold(self, fact: Fact) -> None:
@@ -272,6 +303,7 @@ class ReceiptBook:
                 if found.step is None:  # upstream records the message before its step
                     found.turn, found.step = found.turn or fact.turn, fact.step
                 found.history.append(fact)
+                self._changed.add(found.message_id)
                 self._awaiting_answer.append(found)
         self._awaiting_request = []
 
@@ -286,6 +318,7 @@ class ReceiptBook:
                 if found.step is None:
                     found.turn, found.step = found.turn or fact.turn, fact.step
                 found.history.append(fact)
+                self._changed.add(found.message_id)
         self._awaiting_answer, self._awaiting_request = [], []
 
     def _turn_ended(self, fact: Fact) -> None:
@@ -293,10 +326,12 @@ class ReceiptBook:
             if found.state == CLAIMED:
                 found.state, found.detail = OFFERED, f"turn {fact.turn} {fact.detail}"
                 found.history.append(fact)
+                self._changed.add(found.message_id)
         self._claimed = []
         for found in [*self._awaiting_request, *self._awaiting_answer]:
             if found.state == SENT:
                 found.detail = f"no answer: turn {fact.turn} {fact.detail}"
+                self._changed.add(found.message_id)
         self._awaiting_request, self._awaiting_answer = [], []
         self._waiting.clear()
 

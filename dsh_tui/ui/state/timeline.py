@@ -81,6 +81,17 @@ class TimelineFilter:
         return " · ".join(parts) or "all entries"
 
 
+@dataclass(frozen=True, slots=True)
+class Jump:
+    """Where an entry's step into the transcript lands: the event `seq` to show, and
+    whether it is the message's own `user/message` (`entered`: where the message entered
+    the model's context) or only the moment the entry happened."""
+
+    seq: int
+    message_id: str | None = None
+    entered: bool = False
+
+
 class Timeline:
     """One agent's timeline: `apply` each event (or `apply_all` a log), read `entries`,
     `visible` (the filtered indices) and `line(i)`."""
@@ -207,6 +218,29 @@ class Timeline:
             if self.entries[index].seq >= seq:
                 return row
         return None
+
+    def entered_at(self, message_id: str, after: int = -1) -> int | None:
+        """The seq where `message_id` entered the model's context (its `sent` entry): the
+        first at or after `after` (the life an entry belongs to: an id re-queued after it
+        was sent is sent again), else the last before it; None if it never was."""
+        before = None
+        for entry in self.entries:
+            if entry.kind == "sent" and entry.message_id == message_id:
+                if entry.seq >= after:
+                    return entry.seq
+                before = entry.seq
+        return before
+
+    def jump(self, entry: Fact) -> Jump | None:
+        """Where `entry` steps into the transcript: its message's place in the model's
+        context, else the moment it happened (None: a live entry, in no log)."""
+        if entry.message_id is not None:
+            sent = self.entered_at(entry.message_id, entry.seq)
+            if sent is not None:
+                return Jump(sent, entry.message_id, True)
+        if entry.seq < 0:
+            return None
+        return Jump(entry.seq, entry.message_id, False)
 
     # -- drawing ------------------------------------------------------------------------------
 

@@ -14,9 +14,11 @@ never an exception.
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .lanes import lane_of, source_label
 from .text import (
@@ -71,6 +73,18 @@ def _tool_result_of(data: Mapping[str, Any]) -> tuple[str | None, str, bool]:
     return (str(call_id) if call_id else None), text, is_error
 
 
+class Stamp(NamedTuple):
+    """A sent message's receipt as its transcript item shows it (`state/receipts.py`): the
+    state (its glyph and colour), the way it came in words, the id its history is filed
+    under in the timeline (the log's own, or `seq-N` for a message without one) and the
+    seq of its `user/message`."""
+
+    state: str
+    text: str
+    message_id: str
+    seq: int
+
+
 _NO_CHUNKS: Any = ()
 """The `chunks` of an item with no pending delta: shared, so the thousands of rows that
 never stream (turns, user messages, ends) or have finished do not each keep an empty
@@ -108,6 +122,8 @@ class Item:
     duration_ms: int | None = None
     level: str = "info"  # info | warning | error
     interrupted: bool = False
+    # a sent message's receipt (set by the agent's view from the inbox reading)
+    receipt: Stamp | None = None
 
     def __post_init__(self) -> None:
         if self.streaming and self.chunks is _NO_CHUNKS:
@@ -214,6 +230,10 @@ class TranscriptModel:
         """The last failed attempt's notice, its text and (turn, step): a retry joins it."""
         self.waiting_since: int | None = None
         """Event time (ms) a model request began that has sent nothing yet, else None."""
+        self._seqs = array("q")
+        self._firsts = array("q")
+        """The seq of each event that made items and the first item it made (both
+        ascending): an event's place in the transcript, 16 bytes an event."""
 
     # -- bookkeeping ---------------------------------------------------------------------------
 
@@ -272,6 +292,29 @@ class TranscriptModel:
         """Whether a reply is still arriving (the title and the block show it)."""
         return bool(self._streaming)
 
+    # -- events and items ----------------------------------------------------------------------
+
+    def item_at_seq(self, seq: int, exact: bool = False) -> int | None:
+        """The first item the event `seq` made, else (unless `exact`) the first made by a
+        later event: where that event's moment is in the transcript. None: no such item."""
+        position = bisect_left(self._seqs, seq)
+        if position >= len(self._seqs) or (exact and self._seqs[position] != seq):
+            return None
+        return self._firsts[position]
+
+    def set_receipt(self, seq: int, stamp: Stamp) -> bool:
+        """Show `stamp` on the user message the event `seq` recorded (its header is drawn
+        again, nothing else); False when no such item is here."""
+        index = self.item_at_seq(seq, exact=True)
+        if index is None:
+            return False
+        item = self.items[index]
+        if item.kind != "user" or item.receipt == stamp:
+            return False
+        item.receipt = stamp
+        self._touch(item)
+        return True
+
     # -- applying events -----------------------------------------------------------------------
 
     def apply_all(self, events: Iterable[Any]) -> None:
@@ -283,6 +326,7 @@ class TranscriptModel:
         """Fold one session event (a SessionEvent or any object with type/seq/time/data)."""
         kind = event.type
         data = event.data
+        made = len(self.items)
         if kind in _WAIT_STARTS:
             self.waiting_since = getattr(event, "time", None)
         elif kind in _WAIT_ENDS:
@@ -297,6 +341,11 @@ class TranscriptModel:
         except Exception as error:  # a malformed record must never break the screen
             self._add("notice", text=f"unreadable {kind} event (seq {event.seq}): {error}",
                       level="warning", time=getattr(event, "time", None))
+        if len(self.items) > made:
+            seq = getattr(event, "seq", None)
+            if type(seq) is int and seq >= 0 and (not self._seqs or seq > self._seqs[-1]):
+                self._seqs.append(seq)
+                self._firsts.append(made)
 
     def _on_turn_start(self, event: Any, data: Mapping[str, Any]) -> None:
         self._close_streaming()

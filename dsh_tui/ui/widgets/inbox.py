@@ -23,7 +23,7 @@ from textual.content import Content
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from ..badges import lane_badge
+from ..badges import lane_badge, receipt_look
 from ..bindings import bind
 from ..panekeys import PaneKeys, run_bound_key
 from ..state.agent_view import AgentView
@@ -44,10 +44,6 @@ lines), so the first screen and the next are ready."""
 
 HEADER_HINT = {"next-step": "steer · inject", "next-turn": "follow-ups",
                "unsent": "ctrl+u puts back", "recent": "receipts"}
-RECEIPT_LOOK = {"claimed": ("◌", "bold $accent"), "sent": ("→", "bold $accent"),
-                "answered": ("✓", "bold $success"), "discarded": ("✗", "bold $error"),
-                "offered back": ("↺", "bold $warning"), "tombstoned": ("✗", "$text-muted")}
-"""A receipt's glyph and style by state (`state/receipts.py`)."""
 
 
 def _preview(text: str, lines_shown: int = PREVIEW_LINES) -> Content:
@@ -80,7 +76,7 @@ def row_prompt(row: InboxRow, position: int | None = None) -> Content:
         return head + "\n" + why + "\n" + _preview(row.text)
     if row.kind == "receipt" and row.receipt is not None:
         receipt = row.receipt
-        glyph, style = RECEIPT_LOOK.get(receipt.state, ("·", "$text-muted"))
+        glyph, style = receipt_look(receipt.state)
         logged_id = not receipt.message_id.startswith("seq-")  # (a log without ids)
         head = Content.assemble((f"{glyph} ", style), (visible(receipt.label()), style),
                                 "  ", (f"#{short_id(receipt.message_id)}" if logged_id

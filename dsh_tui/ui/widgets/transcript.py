@@ -18,6 +18,7 @@ from textual import events
 from textual.binding import BindingType
 from textual.content import Content
 from textual.geometry import Offset, Size
+from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.selection import Selection
 from textual.strip import Strip
@@ -39,6 +40,7 @@ from ..transcript_items import (
     frame_of,
     is_cut,
     item_rows,
+    user_head,
     wrap,
 )
 from .line_selection import LINE_BREAKS, restyled
@@ -90,10 +92,24 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
         bind("follow"),
         bind("load_older"),
         bind("search", action="screen.search"),
+        bind("message_history"),
     ]
 
     HELP = "Scroll with the arrows or the mouse; the transcript follows new output until " \
-           "you scroll up, and `end` follows it again. Typing here types into the composer."
+           "you scroll up, and `end` follows it again. Each message you sent shows its " \
+           "receipt (claimed, sent in which request, answered); a click on it, or `enter`, " \
+           "opens that message's history in the inbox timeline. Typing here types into " \
+           "the composer."
+
+    class HistoryWanted(Message):
+        """The person asked for a sent message's history (a click on its header, or
+        enter): `message_id` as the timeline files it (None: no message there), `seq`
+        its `user/message`'s (None: its receipt is not read yet)."""
+
+        def __init__(self, message_id: str | None, seq: int | None = None) -> None:
+            super().__init__()
+            self.message_id = message_id
+            self.seq = seq
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -123,6 +139,7 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
         self._settling = False
         self._pressed: int | None = None
         """The line the mouse was last pressed on (a double click selects its item)."""
+        self._pressed_x: int | None = None
         self._subtitle: str | None = None
 
     # -- requests (from the screen and the app's flush) -------------------------------------
@@ -481,9 +498,11 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
     def on_mouse_down(self, event: events.MouseDown) -> None:
         offset = event.get_content_offset(self)
         self._pressed = None if offset is None else round(self.scroll_y) + offset.y
+        self._pressed_x = None if offset is None else offset.x
 
     def on_click(self, event: events.Click) -> None:
-        """A click on a cut reply opens all of it; on a reasoning or tool item, toggles it."""
+        """A click on a sent message's header opens its history; on a cut reply, all of
+        it; on a reasoning or tool item, toggles it."""
         offset = event.get_content_offset(self)
         view = self.view
         if offset is None or view is None or event.chain != 1 or self._hint:
@@ -491,8 +510,13 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
         line = round(self.scroll_y) + offset.y
         if not 0 <= line < self.lines.total:
             return
-        position, _ = self.lines.locate(line)
+        position, within = self.lines.locate(line)
         item = self.lines.items[position]
+        if item.kind == "user":
+            if (self._pressed, self._pressed_x) == (line, offset.x) and \
+                    self._in_header(position, within):  # (a drag selects, it is no click)
+                self.post_message(self.history_wanted(position))
+            return
         if item.kind == "text" and is_cut(item):
             from ..screens.full_text import FullTextScreen
 
@@ -501,6 +525,74 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
             self._flipped ^= {position}
             self.lines.restyle(lambda other: other.index == position)
             self._place()
+
+    # -- a sent message and its history -------------------------------------------------------
+
+    def _in_header(self, position: int, within: int) -> bool:
+        """Whether line `within` of user item `position` is one of its header's."""
+        item = self.lines.items[position]
+        painter = self._painter_now()
+        frame = frame_of(item, self._look(item))
+        rows = len(wrap(user_head(item), painter.inner_width(frame)))
+        return frame.margin <= within < frame.margin + rows
+
+    def history_wanted(self, index: int | None) -> HistoryWanted:
+        """The request for item `index`'s history (its id as the timeline files it)."""
+        items = self.lines.items
+        item = items[index] if index is not None and 0 <= index < len(items) else None
+        if item is None or item.kind != "user":
+            return self.HistoryWanted(None)
+        stamp = item.receipt
+        if stamp is None:
+            return self.HistoryWanted(item.message_id)
+        return self.HistoryWanted(stamp.message_id, stamp.seq)
+
+    def message_here(self) -> int | None:
+        """The sent message `enter` means: the one marked (a search's match, the timeline's
+        jump), else the one the selection starts in, else the last whose header is on
+        screen. None: no message there."""
+        items = self.lines.items
+        if self.marked is not None and 0 <= self.marked < len(items) and \
+                items[self.marked].kind == "user":
+            return self.marked
+        lines = self.lines
+        if not len(lines.index) or self._hint:
+            return None
+        selection = self.text_selection
+        if selection is not None and selection.start is not None:
+            position, _ = lines.locate(selection.start.y)
+            if 0 <= position < len(items) and items[position].kind == "user":
+                return position
+        top = round(self.scroll_y)
+        bottom = top + self.scrollable_content_region.height
+        position, _ = lines.locate(bottom - 1)
+        while position >= 0 and lines.start(position) + lines.index.height(position) > top:
+            item = items[position]
+            if item.kind == "user":
+                header = lines.start(position) + frame_of(item, self._look(item)).margin
+                if top <= header < bottom:
+                    return position
+            position -= 1
+        return None
+
+    def action_message_history(self) -> None:
+        """`enter`: the history of the message `message_here` names."""
+        self.post_message(self.history_wanted(self.message_here()))
+
+    def reveal_seq(self, seq: int, exact: bool = False) -> int | None:
+        """Show where the event `seq` is in the transcript: the item it made (with `exact`,
+        only that), else the first made after it, scrolled into view and marked (the
+        timeline's jump to where a message entered the model's context). Returns that
+        item's index; None when there is none."""
+        view = self.view
+        if view is None:
+            return None
+        index = view.transcript.item_at_seq(seq, exact=exact)
+        if index is None:
+            return None
+        self.search_query = ""  # a jump, not a search: no match to highlight in it
+        self.reveal(index)
+        return index
 
     # -- search ------------------------------------------------------------------------------
 
