@@ -7,7 +7,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from dsh_tui.llm.scripted import hang, text
+from dsh_tui.llm.scripted import hang, text, tool_call
+from dsh_tui.loop import Tool, ToolOutput
 from dsh_tui.ui.screens.confirm import YES_KEY, ConfirmScreen
 from dsh_tui.ui.screens.edit import EditScreen
 from dsh_tui.ui.state.config import UiConfig
@@ -378,3 +379,30 @@ async def test_a_long_queue_builds_only_the_rows_that_fill_the_pane_and_the_rest
         await settle(pilot)
         assert inbox.highlighted_id == f"msg:q{LANE_ROW_LIMIT - 2:05d}"
         assert f"{LANE_ROW_LIMIT - 1}. " in screen_text(app)
+
+
+async def test_a_sent_receipt_turns_answered_in_the_pane_when_only_the_reply_arrives() -> None:
+    """The reply is a tool call to a tool still working: no inbox operation, no turn end,
+    only the model's answer moves the receipt on; the pane draws it all the same."""
+    gate = asyncio.Event()
+
+    async def gated(_request: Any) -> Any:
+        await gate.wait()
+        return tool_call("c1", "slow", {})
+
+    async def slow(call: Any) -> Any:
+        await call.signal.wait()  # working until the agent is stopped
+        return ToolOutput.text("stopped")
+
+    ctx, _ = world([gated], tools=[Tool("slow", "A slow tool", {"type": "object"}, slow)])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        agent.followup(msg("first", "m1"))
+        await wait_until(pilot, lambda: "→ sent · turn 1 step 1" in screen_text(app))
+        gate.set()
+        await wait_until(pilot, lambda: any(e.type == "tool/call" for e in agent.session.events))
+        await settle(pilot)
+        await wait_until(pilot, lambda: "✓ answered · turn 1 step 1" in screen_text(app))
+        agent.cancel()
+        await idle(pilot, agent)

@@ -147,6 +147,28 @@ async def test_move_and_copy_to_a_child_with_the_chooser() -> None:
         await idle(pilot, agent)
 
 
+async def test_an_agent_marked_in_the_tree_is_offered_as_a_destination() -> None:
+    ctx, _ = world([hang()])
+    agent = await add_agent(ctx, "planner", "planner")
+    await add_agent(ctx, "planner.child", "child", owner=agent)
+    reviewer = await add_agent(ctx, "reviewer", "reviewer")  # no kin of the planner
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        app.main.fleet.marks.toggle("reviewer")
+        app.main.select_agent("planner")
+        await queued(pilot, agent, ("for the reviewer", "q1"))
+        await pilot.press("shift+left")
+        await wait_until(pilot, lambda: isinstance(app.screen, TransferScreen))
+        await pilot.pause()
+        shown = screen_text(app)
+        assert "Move to child" in shown and "Move to reviewer" in shown
+        await pilot.press("down", "down", "enter")  # child move, child copy, reviewer move
+        await settle(pilot)
+        assert not agent.inbox.next_turn and ids(reviewer.inbox.next_turn) == ["q1"]
+        agent.cancel()
+        await idle(pilot, agent)
+
+
 async def test_an_undo_the_agent_raced_is_refused_and_writes_nothing() -> None:
     ctx, _ = world([hang()])
     agent = await add_agent(ctx, "planner", "planner")

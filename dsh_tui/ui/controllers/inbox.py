@@ -15,6 +15,7 @@ from dsh_tui.harness import Agent, UserMessage
 from dsh_tui.harness.inbox import InboxTarget
 
 from ..screens.confirm import ConfirmScreen
+from ..state.bulk import Marks
 from ..state.inbox_edits import (
     EditRefused,
     Item,
@@ -55,11 +56,13 @@ class InboxActions:
     """The inbox pane's keys (the pane binds `screen.NAME`; the screen delegates here)."""
 
     def __init__(self, host: Host, editing: Editing, timelines: TimelineActions,
-                 edits: InboxEdits) -> None:
+                 edits: InboxEdits, marked_agents: Marks | None = None) -> None:
         self.host = host
         self.editing = editing
         self.timelines = timelines
         self.edits = edits
+        self.marked_agents = marked_agents if marked_agents is not None else Marks()
+        """The agents marked in the tree: a move or copy offers them as destinations."""
 
     def _place(self, agent: Agent, row: InboxRow) -> Item:
         return Item(agent.id, row.message, _target(row), row.index)
@@ -249,7 +252,7 @@ class InboxActions:
             if found is None:
                 return
             items = [self._place(*found)]
-        self.edits.transfer(agent.id, items)
+        self.edits.transfer(agent.id, items, self.marked_agents.ids)
 
     def clear_inbox(self) -> None:
         host = self.host

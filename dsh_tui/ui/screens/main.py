@@ -145,7 +145,8 @@ class MainScreen(Screen[None]):
         self.selection = SelectionKeeper(self, self.breakpoint_actions, self.editing,
                                          self.draft_keeper, self.fleet)
         self.timelines = TimelineActions(self)
-        self.inbox_actions = InboxActions(self, self.editing, self.timelines, self.inbox_edits)
+        self.inbox_actions = InboxActions(self, self.editing, self.timelines, self.inbox_edits,
+                                          self.fleet.marks)
         self.agent_actions = AgentActions(self)
         self.session_actions = SessionActions(self)
         self.pane_layout = Layout(self)

@@ -162,6 +162,12 @@ class AgentView:
         return self.reading.receipts
 
     @property
+    def receipts_version(self) -> int:
+        """The receipts' version (-1 while nobody reads the log): a flush that changes it
+        redraws the inbox, whose sent messages show their receipts."""
+        return self._reading.receipts.version if self._reading is not None else -1
+
+    @property
     def timeline(self) -> Timeline:
         """The inbox timeline (`state/timeline.py`; complete once `reading_ready`)."""
         return self.reading.timeline

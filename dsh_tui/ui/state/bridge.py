@@ -402,11 +402,14 @@ class Bridge:
             title = view.transcript.title
             start = view.applied
             unsent = view.unsent.version
+            receipts = view.receipts_version
             live = view.live_applied
             fresh = view.catch_up()
             if view.unsent.version != unsent:
                 batch.inboxes.add(agent_id)  # claimed-never-sent messages came or went
                 batch.agents.add(agent_id)
+            elif view.receipts_version != receipts:
+                batch.inboxes.add(agent_id)  # a sent message's receipt moved on (answered)
             if view.live_applied != live:
                 batch.transcripts.add(agent_id)  # live chunks of a remote reply
             if fresh:
