@@ -48,7 +48,7 @@ def visible(text: str) -> str:
       BEL → ␇, CR → ␍); DEL → ␡.
     * C1 controls (U+0080–U+009F, which some terminals obey as 8-bit CSI/OSC): `�`.
     * Lone surrogates (U+D800–U+DFFF: bytes of a non-UTF-8 path as Python decodes them,
-      a broken `\ud800` in JSON), which no terminal encoding can carry: `�`.
+      a broken `\\ud800` in JSON), which no terminal encoding can carry: `�`.
     * Bidi embeddings, overrides, isolates and marks (U+202A–U+202E, U+2066–U+2069,
       U+200E, U+200F, U+061C): `⟡`, so a "Trojan Source" line reads in logical order
       and the spot is marked.
