@@ -1,27 +1,10 @@
-"""The `dsh-tui` command line.
+"""The `dsh-tui` command line: the app, and the commands that view, list, export, serve or
+attach to sessions (the list is on `build_parser`, the help is `dsh-tui --help`).
 
-    dsh-tui                      the app: DeepSeek when DEEPSEEK_API_KEY is set, else the demo
-    dsh-tui -c / --continue      reopen this directory's most recent workspace, whole
-    dsh-tui --resume [ID|TITLE]  reopen a workspace (or a session's) by id prefix or title;
-                                 without one, pick it from a list
-    dsh-tui view ID|FILE         a saved session (or any log, ours or upstream's), read-only
-    dsh-tui sessions [--json]    saved workspaces and sessions, as trees
-    dsh-tui export ID|FILE [--format md|jsonl] [-o OUT]
-                                 a saved session (or any log) as Markdown or plain JSONL
-    dsh-tui serve [--host H] [--port P] [--trusted-host NAME]
-                                 the app in a browser (textual-serve): one app per tab,
-                                 for whoever opens the link with the token it prints
-    dsh-tui attach LINE|URL [--runtime-model PROVIDER/MODEL]
-                                 drive the sessions of a running `dsh --profile web`: give
-                                 the line it printed, or its URL with the token in
-                                 $DSH_WEB_TOKEN, in --token-file, or typed when asked
-    dsh-tui --version
-
-Every ID is read alike (`dsh_tui.lookup`): an id, an id prefix or a title.
-
-Imports are deferred: `--version` must answer without loading Textual, and a
-mistake (a broken config file, an unknown provider) is reported as one line
-naming the problem, never as a traceback.
+Every ID is read alike (`dsh_tui.lookup`): an id, an id prefix or a title. Imports are
+deferred: `--version` must answer without loading Textual, and a mistake (a broken config
+file, an unknown provider) is reported as one line naming the problem, never as a
+traceback.
 """
 
 from __future__ import annotations
@@ -102,6 +85,25 @@ def _global_options(parser: argparse.ArgumentParser, *, after: bool = False) -> 
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser for every command:
+
+        dsh-tui                      the app: DeepSeek when DEEPSEEK_API_KEY is set, else demo
+        dsh-tui -c / --continue      reopen this directory's most recent workspace, whole
+        dsh-tui --resume [ID|TITLE]  reopen a workspace (or a session's) by id prefix or title;
+                                     without one, pick it from a list
+        dsh-tui view ID|FILE         a saved session (or any log, ours or upstream's), read-only
+        dsh-tui sessions [--json]    saved workspaces and sessions, as trees
+        dsh-tui export ID|FILE [--format md|jsonl] [-o OUT]
+                                     a saved session (or any log) as Markdown or plain JSONL
+        dsh-tui serve [--host H] [--port P] [--trusted-host NAME]
+                                     the app in a browser (textual-serve): one app per tab,
+                                     for whoever opens the link with the token it prints
+        dsh-tui attach LINE|URL [--runtime-model PROVIDER/MODEL]
+                                     drive the sessions of a running `dsh --profile web`: give
+                                     the line it printed, or its URL with the token in
+                                     $DSH_WEB_TOKEN, in --token-file, or typed when asked
+        dsh-tui --version
+    """
     parser = _Parser(prog="dsh-tui", description="Watch and steer several LLM agents at once.")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     _global_options(parser)

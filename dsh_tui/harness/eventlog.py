@@ -1,27 +1,13 @@
-"""Where a session keeps its events: live objects at the tail, finished stream chunks packed.
+"""Where a session keeps its events: live objects at the tail, finished runs packed.
 
-Why this exists: a provider streams token-sized deltas, so `assistant/chunk` events
-are most of a long log, and as live Python objects each costs about 600 bytes. Once
-a step has ended its message is assembled (`assistant/message`), and nothing on the
-hot path reads those chunks again; yet they must stay readable, because
-`session.events` is the contiguous, immutable record (the transcript rebuilds from
-it, export and fork copy it, a test or a plugin may index any seq).
-
-So the log is a list of segments. The last one is a plain list that appends go to.
-When a step or turn ends, `compact()` turns each finished run of plain chunk events
-into a `ChunkRun`: one zlib-compressed JSON blob holding the run's times and data
-(a few bytes per chunk). Reading a packed seq decodes its run back into equal
-`SessionEvent`s; the last decoded run is cached, so reading a run in order costs one
-decode. Nothing here changes what an event is: seqs, types, times and data read back
-exactly as appended, only the Python objects are new ones.
-
-The bookkeeping between the chunks (inbox splices, step and turn starts and ends, tool
-calls) is packed the same way, in `RecordRun`s of their own: a turn of 20 agents logs a
-few of them, and as live objects with their dicts they cost about 3 KB a turn, more than
-its packed chunks (issue 14). A record run is small, so reading one record back (the
-event log shows them) decodes a few hundred bytes, not a step's chunks. What stays live
-is what is read without a decode: the surface events (the model history, which
-`derive_messages` keeps anyway) and the types the session scans for (`LIVE_TYPES`).
+Stream chunks are most of a long log and cost hundreds of bytes each as live objects, yet
+`session.events` must stay the contiguous, immutable record (the transcript rebuilds from
+it, export and fork copy it, a plugin may index any seq). So the log is a list of segments:
+appends go to a plain list, and `compact()` packs each finished run of chunks into a
+`ChunkRun` and of bookkeeping into a `RecordRun` (zlib-compressed JSON). Reading a packed
+seq decodes its run into equal `SessionEvent`s (the last run read is cached): seqs, types,
+times and data read back exactly as appended. What is read without a decode stays live
+(`LIVE_TYPES`). The figures behind this are in docs/performance.md.
 """
 
 from __future__ import annotations

@@ -1,34 +1,11 @@
 """The one rule for showing text that came from outside: visible, never interpreted.
 
-Model output, tool results, session logs from elsewhere, agent names, event types,
-config values and file names are untrusted. Before any of it reaches a widget or
-stdout it goes through `visible()` (body text) or `visible_label()` (names, titles,
-ids, one-line labels), so no byte sequence the terminal would act on (CSI, OSC 52
-clipboard writes, OSC 0 window titles, OSC 8 links, BEL, C1 controls, NUL) and no
-bidi override that would re-order what the person reads gets through.
-
-Both the UI and the CLI import this module (it lives in the harness, the layer
-everyone may import) so there is one table, not one per widget. Markup is the
-other half of the rule and belongs to the widget: text goes into a
-`textual.content.Content` / `rich.text.Text` or a widget with `markup=False`,
-never into a markup string.
-
-What each class of character becomes (a one-cell symbol, so columns still line up):
-
-* C0 controls except TAB and LF: the Control Pictures block (ESC → ␛, NUL → ␀,
-  BEL → ␇, CR → ␍); DEL → ␡.
-* C1 controls (U+0080–U+009F, which some terminals obey as 8-bit CSI/OSC): `�`.
-* Lone surrogates (U+D800–U+DFFF: bytes of a non-UTF-8 path as Python decodes them,
-  a broken `\ud800` in JSON), which no terminal encoding can carry: `�`.
-* Bidi embeddings, overrides, isolates and marks (U+202A–U+202E, U+2066–U+2069,
-  U+200E, U+200F, U+061C): `⟡`, so a "Trojan Source" line reads in logical order
-  and the spot is marked.
-* Line and paragraph separators (U+2028, U+2029): `↵`, so one "line" stays one line.
-* Zero-width and invisible characters (ZWSP, word joiner, BOM, soft hyphen, the
-  invisible tag characters, …): `◌`. A terminal and the layout disagree on their
-  width, which tears the screen, and they hide text. In labels ZWNJ and ZWJ are marked
-  too, so two names that look the same are told apart; body text keeps those two (ZWJ
-  builds emoji sequences, ZWNJ is part of Persian and Indic spelling).
+Model output, tool results, foreign session logs, names, event types, config values and
+file names are untrusted. Before any of it reaches a widget or stdout it goes through
+`visible()` (body text) or `visible_label()` (one-line labels), so nothing a terminal would
+act on (CSI, OSC 52/0/8, BEL, C1, NUL) and no bidi re-ordering gets through. It lives in
+the harness so the UI and the CLI share one table. Markup is the widget's half of the rule:
+text goes into a `Content` / `Text` or a `markup=False` widget, never a markup string.
 """
 
 from __future__ import annotations
@@ -63,7 +40,25 @@ _UNSAFE_LABEL = frozenset(_LABEL)
 
 def visible(text: str) -> str:
     """Body text made safe to show: controls, bidi controls and separators become
-    visible symbols; TAB and LF are kept (the widget lays them out)."""
+    visible symbols; TAB and LF are kept (the widget lays them out).
+
+    Each class of character becomes a one-cell symbol, so columns still line up:
+
+    * C0 controls except TAB and LF: the Control Pictures block (ESC → ␛, NUL → ␀,
+      BEL → ␇, CR → ␍); DEL → ␡.
+    * C1 controls (U+0080–U+009F, which some terminals obey as 8-bit CSI/OSC): `�`.
+    * Lone surrogates (U+D800–U+DFFF: bytes of a non-UTF-8 path as Python decodes them,
+      a broken `\\ud800` in JSON), which no terminal encoding can carry: `�`.
+    * Bidi embeddings, overrides, isolates and marks (U+202A–U+202E, U+2066–U+2069,
+      U+200E, U+200F, U+061C): `⟡`, so a "Trojan Source" line reads in logical order
+      and the spot is marked.
+    * Line and paragraph separators (U+2028, U+2029): `↵`, so one "line" stays one line.
+    * Zero-width and invisible characters (ZWSP, word joiner, BOM, soft hyphen, the
+      invisible tag characters, …): `◌`. A terminal and the layout disagree on their
+      width, which tears the screen, and they hide text. Body text keeps ZWJ and ZWNJ
+      (ZWJ builds emoji sequences, ZWNJ is part of Persian and Indic spelling);
+      `visible_label()` marks them too, so two names that look the same are told apart.
+    """
     return text.translate(_BODY)
 
 

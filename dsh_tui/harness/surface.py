@@ -1,16 +1,11 @@
 """The harness as the UI sees it: typed Protocols for the `ctx.agents` seam.
 
 An agent the UI shows is either live (the loop's agent over a `Session` and an `Inbox`)
-or recorded (`dsh-tui view FILE`: a `ReadOnlyAgent` over a `ReadOnlySession` and a
-`ReadOnlyInbox` whose edits raise). The UI is written against these Protocols, not
-against either implementation, so both (and any test double) type-check against the
-one surface, and a change to that surface shows up in the type checker instead of as
-a `getattr(agent, "status", "idle")` that quietly stops matching.
-
-`ContextSurface` and `AgentsSurface` are the slices of the concrete `Context` and
-`Agents` the UI's state layer uses; keeping them narrow documents what the UI may
-rely on. `_conformance` below is only read by the type checker: it fails when an
-implementation drifts from its Protocol.
+or recorded (`dsh-tui view FILE`: `ReadOnlyAgent` etc., whose edits raise). The UI is
+written against these Protocols, so both implementations (and any test double) type-check
+against one surface, and a drift shows up in the type checker instead of as a
+`getattr(agent, "status", "idle")` that quietly stops matching. `ContextSurface` and
+`AgentsSurface` are the narrow slices of `Context` and `Agents` the UI may rely on.
 """
 
 from __future__ import annotations
@@ -149,6 +144,8 @@ if TYPE_CHECKING:
     def _conformance(ctx: Context, agents: Agents, session: Session, inbox: Inbox,
                      recorded: ReadOnlySession, recorded_inbox: ReadOnlyInbox,
                      recorded_agent: ReadOnlyAgent) -> None:
+        """Only read by the type checker: fails when an implementation drifts from its
+        Protocol."""
         _ctx: ContextSurface = ctx
         _agents: AgentsSurface = agents
         _sessions: list[SessionSurface] = [session, recorded]

@@ -1,16 +1,9 @@
 """The DeepSeek profile of the chat-completions adapter.
 
-Differences from a generic OpenAI-compatible server, all taken from upstream's
-`llm-deepseek` package (docs/contract.md §11.1):
-
-* a key is required; without one every request fails with `MISSING_CREDENTIAL`
-  before any I/O (the provider still constructs, so the app can start and say so);
-* reasoning effort is one of `off | low | high | max`: `off` becomes
-  `thinking: {type: "disabled"}`, the others `thinking: {type: "enabled"}` plus
-  `reasoning_effort`; anything else is `UNSUPPORTED_REASONING_EFFORT`;
-* with thinking on (DeepSeek's default) every assistant message carries
-  `reasoning_content`, `""` when it had none;
-* V4 models have a 1,000,000-token context and the default output cap is 256,000.
+It differs from a generic OpenAI-compatible server only where upstream's `llm-deepseek`
+package does (docs/contract.md §11, item 1): a required key, the thinking switch and
+reasoning effort, reasoning passed back on every assistant message, and V4's context and
+output sizes. The rules are on `DeepSeekProvider`.
 """
 
 from __future__ import annotations
@@ -43,6 +36,15 @@ class DeepSeekProvider(OpenAICompatibleProvider):
     `thinking` pins the deployment's thinking mode (None: the server default,
     enabled); `default_effort` and `max_tokens` are what `prepare()` materialises
     when the caller leaves them unset, marked as adapter defaults.
+
+    * a key is required; without one every request fails with `MISSING_CREDENTIAL`
+      before any I/O (the provider still constructs, so the app can start and say so);
+    * reasoning effort is one of `off | low | high | max`: `off` becomes
+      `thinking: {type: "disabled"}`, the others `thinking: {type: "enabled"}` plus
+      `reasoning_effort`; anything else is `UNSUPPORTED_REASONING_EFFORT`;
+    * with thinking on (DeepSeek's default) every assistant message carries
+      `reasoning_content`, `""` when it had none;
+    * V4 models have a 1,000,000-token context and the default output cap is 256,000.
     """
 
     name = "deepseek"

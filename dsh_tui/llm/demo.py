@@ -1,15 +1,10 @@
 """DemoModel: the embedded default model — no key, no network.
 
-It streams like a real adapter (same chunk protocol, same block order, usage,
-one finish) at a human-watchable pace: word-sized deltas, 1–4 words each, about
-40 a second at `speed=1.0`, after a short "time to first token". `speed`
-multiplies the rate; `speed=0` (or anything absurdly fast) streams without
-sleeping but still yields to the event loop between chunks. What it says comes
-from `dsh_tui.llm.demo_script`, a pure function of the seed and the request, so
-a given history always gets the same reply.
-
-Cancellation is prompt: every pause races the request's signal, and an abort
-ends the stream with an `aborted` finish.
+It streams like a real adapter (same chunk protocol, block order, usage, one finish) at a
+human-watchable pace, so a newcomer sees the app work; the pacing is on `DemoModel`. What
+it says comes from `dsh_tui.llm.demo_script`, a pure function of the seed and the request,
+so a given history always gets the same reply. Cancellation is prompt: every pause races
+the request's signal, and an abort ends the stream with an `aborted` finish.
 """
 
 from __future__ import annotations
@@ -50,7 +45,12 @@ def word_pieces(text: str, rng: random.Random) -> list[str]:
 
 
 class DemoModel:
-    """`demo`: a simulated model that reasons, writes Markdown, calls tools and spawns helpers."""
+    """`demo`: a simulated model that reasons, writes Markdown, calls tools and spawns helpers.
+
+    Word-sized deltas, 1–4 words each, about 40 a second at `speed=1.0`, after a short
+    "time to first token". `speed` multiplies the rate; `speed=0` (or anything absurdly
+    fast) streams without sleeping but still yields to the event loop between chunks.
+    """
 
     name = "demo"
     models = ("demo",)

@@ -1,24 +1,11 @@
 """What the demo model says: a pure function of (seed, request history, offered tools).
 
-The demo exists so a newcomer sees every feature of the app in the first
-minute without a key: streamed reasoning, Markdown, tool calls, a sub-agent,
-and visible reactions to steering and injected context. This module decides
-*what* a reply contains; `dsh_tui.llm.demo` streams it.
-
-Reading the history. Turn boundaries are not in the model history, so the
-current turn is taken to be everything after the last assistant message that
-made no tool call (the previous final answer). Within it:
-
-* plain user messages before the first assistant message are the prompt;
-* plain user messages after an assistant message arrived mid-turn, or any message whose
-  source says `lane: steer` (how dsh-tui files a steer), are steers;
-* messages whose `source.kind` is `plugin` are injected context — except a
-  relay (`form: "relay"`, how a parent hands a sub-agent its task), which is a
-  prompt like any user message;
-* tool results after the last assistant message are what the tools returned.
-
-Message ids are random per run, so they never feed the seed: the same history
-text gives the same reply in every run.
+The demo exists so a newcomer sees every feature of the app in the first minute without
+a key: streamed reasoning, Markdown, tool calls, a sub-agent, and visible reactions to
+steering and injected context. This module decides *what* a reply contains;
+`dsh_tui.llm.demo` streams it. How the history is read (prompt, steers, injected context,
+tool results) is on `read_situation`. Message ids are random per run, so they never feed
+the seed: the same history text gives the same reply in every run.
 """
 
 from __future__ import annotations
@@ -105,6 +92,20 @@ def _is_steer(message: Mapping[str, Any]) -> bool:
 
 
 def read_situation(messages: Sequence[Mapping[str, Any]]) -> Situation:
+    """What the current turn holds, read from the model history.
+
+    Turn boundaries are not in the model history, so the current turn is taken to be
+    everything after the last assistant message that made no tool call (the previous
+    final answer). Within it:
+
+    * plain user messages before the first assistant message are the prompt;
+    * plain user messages after an assistant message arrived mid-turn, or any message
+      whose source says `lane: steer` (how dsh-tui files a steer), are steers;
+    * messages whose `source.kind` is `plugin` are injected context, except a relay
+      (`form: "relay"`, how a parent hands a sub-agent its task), which is a prompt like
+      any user message;
+    * tool results after the last assistant message are what the tools returned.
+    """
     finals = [i for i, m in enumerate(messages) if m.get("role") == "assistant" and not _calls(m)]
     start = finals[-1] + 1 if finals else 0
     situation = Situation(completed_turns=len(finals))

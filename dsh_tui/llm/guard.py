@@ -1,17 +1,10 @@
 """Bounded waits for one model call: caller cancellation and a content watchdog.
 
-httpx's `read` timeout is the gap between two socket reads, so a server that
-keeps sending `: keep-alive` comments (DeepSeek does, while a request is queued
-or stalled) never trips it: a 300 s timeout was seen waiting 17 minutes. The
-watchdog here counts only time spent *waiting on the server* since the last data
-event; comments do not reset it, and time the consumer spends handling chunks
-does not count against it.
-
-Each wait runs the awaitable as its own task and races it against the caller's
-`CancelSignal`, so an abort interrupts a read that is blocked on the network,
-not only the next chunk. Nothing here yields from inside a wait, so the owning
-async generator can be closed or cancelled at any point. A timer that fires after a
-stop (SIGSTOP) gives the read a short grace first (`STALL_GRACE`).
+httpx's `read` timeout is the gap between two socket reads, so a server that keeps
+sending `: keep-alive` comments (DeepSeek does, while a request is queued or stalled)
+never trips it: a 300 s timeout was seen waiting 17 minutes. The watchdog here counts
+only time spent *waiting on the server* since the last data event. How a wait races
+cancellation is on `StreamGuard`.
 """
 
 from __future__ import annotations
@@ -45,7 +38,15 @@ class StreamSilent(Exception):
 
 
 class StreamGuard:
-    """Races awaits against `signal` and the idle budget; `close()` when the call ends."""
+    """Races awaits against `signal` and the idle budget; `close()` when the call ends.
+
+    Comments do not reset the idle budget, and time the consumer spends handling chunks
+    does not count against it. Each wait runs the awaitable as its own task and races it
+    against the caller's `CancelSignal`, so an abort interrupts a read that is blocked on
+    the network, not only the next chunk. Nothing here yields from inside a wait, so the
+    owning async generator can be closed or cancelled at any point. A timer that fires
+    after a stop (SIGSTOP) gives the read a short grace first (`STALL_GRACE`).
+    """
 
     def __init__(self, signal: CancelSignal | None, idle_timeout: float | None) -> None:
         self.signal = signal

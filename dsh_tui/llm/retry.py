@@ -1,21 +1,11 @@
 """The model-request retry policy, run on the `agent/request-error` waterfall.
 
-This is upstream's `llm-retry` plugin: when a model attempt ends with a
-retryable failure, wait (exponential backoff with jitter, or the provider's
-`Retry-After` when it is within the cap) and answer `{"kind": "retry"}`; the loop
-then re-requests inside the same step over the same durable history.
-
-Order on the waterfall follows upstream. In `normal` mode the policy decides
-first for the codes it owns and hands everything else — non-retryable codes,
-an exhausted budget, a `Retry-After` beyond the cap — to `next()`, so a more
-specific listener (a compaction plugin for `CONTEXT_WINDOW_EXCEEDED`, say) still
-gets those. In `always` mode the downstream listeners are asked first and the
-policy is only the fallback.
-
-Budgets are counted from the session log itself: the `llm/retry` records of the
-same (turn, step, provider, policy) — so each agent, turn and step has its own
-count, and a resumed session keeps it. Each retry writes `llm/retry` before
-the wait and `llm/retry-started` after it, exactly as upstream does.
+This is upstream's `llm-retry` plugin: on a retryable failure it waits (exponential
+backoff with jitter, or the provider's `Retry-After` within the cap) and answers
+`{"kind": "retry"}`, and the loop re-requests inside the same step over the same durable
+history. Budgets are counted from the session log itself (its `llm/retry` records), so a
+resumed session keeps them. Its place on the waterfall and what it writes are on
+`install_retry_policy`.
 """
 
 from __future__ import annotations
@@ -155,6 +145,16 @@ def install_retry_policy(ctx: Any, policy: RetryPolicy | None = None, *,
     `sleep` and `random` exist so tests can run the backoff without waiting and
     with known jitter. Returns `off()`, which removes the listener and ends any
     wait in progress (the interrupted recovery answers None).
+
+    Order on the waterfall follows upstream. In `normal` mode the policy decides first
+    for the codes it owns and hands everything else (non-retryable codes, an exhausted
+    budget, a `Retry-After` beyond the cap) to `next()`, so a more specific listener (a
+    compaction plugin for `CONTEXT_WINDOW_EXCEEDED`, say) still gets those. In `always`
+    mode the downstream listeners are asked first and the policy is only the fallback.
+
+    Budgets are counted from the `llm/retry` records of the same (turn, step, provider,
+    policy), so each agent, turn and step has its own count. Each retry writes
+    `llm/retry` before the wait and `llm/retry-started` after it, exactly as upstream.
     """
     installed = policy if policy is not None else RetryPolicy()
     lifetime = CancelSignal()

@@ -1,18 +1,11 @@
 """Server-sent events over raw bytes, split on CR, LF and CRLF only.
 
-httpx's `aiter_lines()` splits with `str.splitlines()`, which also breaks on
-U+2028, U+2029, `\\x85` and friends, so a model that writes U+2028 inside a JSON
-string would corrupt the payload. This parser therefore works from
-`aiter_bytes()`: it decodes UTF-8 incrementally (a multi-byte character may be
-split across reads) and recognises only the three line endings the SSE
-specification allows, including a CRLF whose CR and LF arrive in different reads.
-
-It reports comments (`: keep-alive`) separately from data events so the caller
-can tell transport liveness from content progress. An event is dispatched only on
-its terminating blank line: an unterminated tail at end of stream is truncation
-and is dropped, never flushed as if complete. A line or an event longer than its
-bound (`StreamLimits`) raises `SseTooLarge`: a server that never ends a line once
-took memory to 858 MB at 100 % CPU.
+httpx's `aiter_lines()` splits with `str.splitlines()`, which also breaks on U+2028,
+U+2029, `\\x85` and friends, so a model that writes U+2028 inside a JSON string would
+corrupt the payload. This parser works from `aiter_bytes()` and recognises only the three
+line endings the SSE specification allows; every line and event is bounded
+(`StreamLimits`), since a server that never ends a line once took 858 MB. What it
+dispatches and when is on `SseParser`.
 """
 
 from __future__ import annotations
@@ -69,7 +62,16 @@ class SseParser:
     """Incremental parser: `feed(bytes)` yields every item completed by those bytes.
 
     An unfinished line is kept as a list of parts and joined once its end arrives, so a
-    long line costs linear time; its length is checked as it grows."""
+    long line costs linear time; its length is checked as it grows.
+
+    UTF-8 is decoded incrementally (a multi-byte character may be split across reads),
+    and a CRLF whose CR and LF arrive in different reads is one line end. Comments
+    (`: keep-alive`) are reported apart from data events, so the caller can tell transport
+    liveness from content progress. An event is dispatched only on its terminating blank
+    line: an unterminated tail at end of stream is truncation and is dropped, never
+    flushed as if complete. A line or an event longer than its bound raises
+    `SseTooLarge`: a server that never ends a line once took memory to 858 MB at 100 % CPU.
+    """
 
     __slots__ = ("_data", "_data_size", "_decoder", "_event", "_id", "_limits", "_skip_lf",
                  "_started", "_tail", "_tail_size")

@@ -1,21 +1,9 @@
 """Chat-completions stream payloads → harness StreamChunks.
 
-One translator serves DeepSeek, vLLM, Ollama and llama.cpp, so it accepts every
-shape those servers are known to send (docs/contract.md §11.3):
-
-* reasoning as `delta.reasoning_content` (DeepSeek, llama.cpp) or
-  `delta.reasoning` (vLLM ≥ 0.11, Ollama); the empty first reasoning delta of
-  thinking mode never opens a block;
-* one reasoning and one text block per response, one tool-call block per wire
-  tool-call `index`, except that a different non-empty `id` on an index that
-  already has one starts a new call (Ollama emits parallel calls all at index 0);
-* `choices` missing, `[]` or `[null]`; `delta` missing; `finish_reason` absent;
-* usage on the finish chunk (DeepSeek) or on a trailing `choices: []` chunk
-  (OpenAI, vLLM, llama.cpp) — the last one wins — with llama.cpp `timings` as
-  a fallback; nothing at all means "unknown", never zero.
-
-Block ends, usage and finish are deferred to the end of the stream, so nothing
-can follow a `finish`.
+One translator serves DeepSeek, vLLM, Ollama and llama.cpp, so it accepts every shape
+those servers are known to send (docs/contract.md §11, item 3); the list is on
+`ChatStreamTranslator`. Block ends, usage and finish are deferred to the end of the
+stream, so nothing can follow a `finish`.
 """
 
 from __future__ import annotations
@@ -131,7 +119,21 @@ def _arguments(value: Any) -> str:
 
 
 class ChatStreamTranslator:
-    """Feed parsed `data:` payloads in order; call `close()` at `[DONE]`."""
+    """Feed parsed `data:` payloads in order; call `close()` at `[DONE]`.
+
+    Shapes accepted:
+
+    * reasoning as `delta.reasoning_content` (DeepSeek, llama.cpp) or `delta.reasoning`
+      (vLLM ≥ 0.11, Ollama); the empty first reasoning delta of thinking mode never
+      opens a block;
+    * one reasoning and one text block per response, one tool-call block per wire
+      tool-call `index`, except that a different non-empty `id` on an index that already
+      has one starts a new call (Ollama emits parallel calls all at index 0);
+    * `choices` missing, `[]` or `[null]`; `delta` missing; `finish_reason` absent;
+    * usage on the finish chunk (DeepSeek) or on a trailing `choices: []` chunk (OpenAI,
+      vLLM, llama.cpp), the last one winning, with llama.cpp `timings` as a fallback;
+      nothing at all means "unknown", never zero.
+    """
 
     def __init__(self, label: str = "model server", *, max_tokens: int | None = None) -> None:
         self._label = label

@@ -1,19 +1,9 @@
 """Harness history → chat-completions `messages`, `tools` and sampling fields.
 
-Rules that matter for a server to accept the history (docs/contract.md
-§11.2; upstream `serialize.ts`):
-
-* assistant `content` is always a string, `""` when the turn had no text — never
-  null, which DeepSeek rejects for a reasoning-only turn;
-* reasoning is passed back under a configurable field; with thinking on it is
-  sent on *every* assistant message (`""` when there was none), because live V4
-  rejected histories that lacked it even on turns without tool calls;
-* tool calls are replayed exactly (`id`, `type: "function"`, the raw argument
-  text), and each `tool-result` block becomes its own `role: "tool"` message;
-* empty tool output is sent as `(no output)`: the message needs some content.
-
-Images have no wire form here (the app produces none), so they are refused
-up front with `UNSUPPORTED_CONTENT` rather than silently dropped.
+A server rejects a history that breaks its rules, so the rules (docs/contract.md §11,
+item 2; upstream `serialize.ts`) are kept exactly; they are on `serialize_messages`.
+Images have no wire form here (the app produces none), so they are refused up front with
+`UNSUPPORTED_CONTENT` rather than silently dropped.
 """
 
 from __future__ import annotations
@@ -73,7 +63,17 @@ def serialize_assistant(message: Mapping[str, Any], replay: ReasoningReplay) -> 
 
 def serialize_messages(messages: Iterable[Mapping[str, Any]], *, system: str | None = None,
                        replay: ReasoningReplay = ReasoningReplay()) -> list[dict[str, Any]]:
-    """The wire `messages` array: the system prompt first, then the history in order."""
+    """The wire `messages` array: the system prompt first, then the history in order.
+
+    * assistant `content` is always a string, `""` when the turn had no text, never
+      null, which DeepSeek rejects for a reasoning-only turn;
+    * reasoning is passed back under a configurable field; with thinking on it is sent
+      on *every* assistant message (`""` when there was none), because live V4 rejected
+      histories that lacked it even on turns without tool calls;
+    * tool calls are replayed exactly (`id`, `type: "function"`, the raw argument text),
+      and each `tool-result` block becomes its own `role: "tool"` message;
+    * empty tool output is sent as `(no output)`: the message needs some content.
+    """
     wire: list[dict[str, Any]] = []
     if system:
         wire.append({"role": "system", "content": system})

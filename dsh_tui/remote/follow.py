@@ -1,15 +1,10 @@
 """Following one runtime session: a gap-free, duplicate-free copy of its log, across reconnects.
 
-`session/follow` opens with a snapshot (the last ~N messages' events up to `cursor`, plus
-the live reply so far) and then sends every later event in seq order, interleaved with
-live `assistant-stream` frames. It has no "resume from seq" argument: after a drop the
-follower opens it again and reconciles. Events it already holds must be exactly what it
-holds (counted as `duplicates`, not admitted again; a difference is a `mismatch`); events
-it lacks before the snapshot's first are read with `session/page`; anything out of order
-on the live stream is a `gap`, and the follower reopens to repair it. Frames that arrive
-while a snapshot is being reconciled wait and are handled after it, in arrival order.
-The live reply is resumed from the snapshot's `activeAttempt` by chunk index, so a chunk
-is shown once even when the socket dropped in the middle of it.
+`session/follow` opens with a snapshot and then sends every later event in seq order,
+interleaved with live `assistant-stream` frames, but it has no "resume from seq"
+argument: after a drop the follower opens it again and reconciles what it holds with
+what arrives. The reconciling rules (duplicates, mismatches, gaps, held frames, the live
+reply resumed by chunk index) are on `Follower`.
 """
 
 from __future__ import annotations
@@ -48,7 +43,17 @@ class FollowStats:
 
 
 class Follower:
-    """Keeps one agent's session in step with the runtime (see the module docstring)."""
+    """Keeps one agent's session in step with the runtime (see the module docstring).
+
+    The snapshot holds the last ~N messages' events up to `cursor`, plus the live reply so
+    far. Events the follower already holds must be exactly what it holds (counted as
+    `duplicates`, not admitted again; a difference is a `mismatch`); events it lacks
+    before the snapshot's first are read with `session/page`; anything out of order on the
+    live stream is a `gap`, and the follower reopens to repair it. Frames that arrive
+    while a snapshot is being reconciled wait and are handled after it, in arrival order.
+    The live reply is resumed from the snapshot's `activeAttempt` by chunk index, so a
+    chunk is shown once even when the socket dropped in the middle of it.
+    """
 
     def __init__(self, world: RemoteWorld, agent: RemoteAgent,
                  address: Mapping[str, Any]) -> None:

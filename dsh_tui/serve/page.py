@@ -1,21 +1,11 @@
 """The page `dsh-tui serve` hands a browser: textual-serve's own, plus what a terminal gives.
 
 textual-serve's page never focuses its terminal, so keys typed after the page opens are
-lost until the person clicks into it. The page here is textual-serve's template with one
-script added: focus the terminal as soon as the app's first screen arrives (and again
-when the window comes back), so the app's own focus (the composer) receives the keys;
-characters typed before that (the page is up, the app not yet) are held and handed to the
-terminal when it gets the focus, in order, ahead of what follows.
-A third script sends shift+enter as the kitty keyboard protocol spells it (xterm.js sends
-enter for it), so shift+enter makes a new line in the composer as in a terminal that
-reports it.
-It also leaves out the page's web-font link: a font fetched from a third party leaks
-that the page was opened, and offline it only delays the first paint.
-Its addresses are the ones the browser used: assets relative to the page, the websocket
-derived from the page's own location (ws or wss), so the page works through any address
-of the machine or a reverse proxy, never pointing at a bind address such as 0.0.0.0.
-The socket's path names the page load's tab (see `tab`): while its app says leaving would
-end work (a turn runs, an agent has unsent text), a reload or a closed tab asks first.
+lost until the person clicks into it; xterm.js sends enter for shift+enter; the web-font
+link leaks to a third party that the page was opened. So the page is textual-serve's
+template with scripts added and the font link left out (what each does is on
+`page_template`), and every address is the one the browser used (see `Page`), so it works
+through any address of the machine or a reverse proxy.
 """
 
 from __future__ import annotations
@@ -128,7 +118,16 @@ _FONT_LINK = re.compile(r'<link[^>]*fonts\.googleapis\.com[^>]*>\s*', re.IGNOREC
 
 def page_template(original: str) -> str:
     """textual-serve's page template with the socket, focus and key scripts, without the web
-    font (the scripts go last in the body: after the terminal's element, before `onload`)."""
+    font (the scripts go last in the body: after the terminal's element, before `onload`).
+
+    The focus script focuses the terminal as soon as the app's first screen arrives (and
+    again when the window comes back), so the app's own focus (the composer) receives the
+    keys; characters typed before that (the page is up, the app not yet) are held and
+    handed to the terminal when it gets the focus, in order, ahead of what follows. The
+    keys script sends shift+enter as the kitty keyboard protocol spells it (xterm.js sends
+    enter for it), so shift+enter makes a new line in the composer as in a terminal that
+    reports it. The web-font link goes: a font fetched from a third party leaks that the
+    page was opened, and offline it only delays the first paint."""
     page = _FONT_LINK.sub("", original)
     scripts = SOCKET_SCRIPT + FOCUS_SCRIPT + KEYS_SCRIPT
     marker = page.lower().rfind("</body>")
@@ -139,7 +138,13 @@ def page_template(original: str) -> str:
 
 class Page:
     """The page, rendered per request from textual-serve's template: relative asset URLs,
-    the websocket set by the page's script, the font size the URL asks for."""
+    the websocket set by the page's script, the font size the URL asks for.
+
+    Its addresses are the ones the browser used: assets relative to the page, the
+    websocket derived from the page's own location (ws or wss), never pointing at a bind
+    address such as 0.0.0.0. The socket's path names the page load's tab (see `tab`):
+    while its app says leaving would end work (a turn runs, an agent has unsent text), a
+    reload or a closed tab asks first."""
 
     def __init__(self, title: str) -> None:
         import jinja2

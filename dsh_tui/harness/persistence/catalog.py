@@ -1,17 +1,11 @@
 """What is stored, as a person thinks of it: workspaces, each a tree of root agents and
 their children, with each session's title, status at its last write, last activity and size.
 
-`build_catalog(persistence)` reads headers (first lines), the workspace records (a few KB
-each), a bounded slice of each log for its title, and the inbox splices and turn
-boundaries of each plain log for its status (a byte scan that parses only those lines,
-cached by size and mtime). Sessions no workspace holds (written before workspaces, or by
-upstream's tools) are grouped as "no workspace" per working directory, roots with their
-children, so they stay listed and resumable.
-
+`build_catalog(persistence)` reads only headers, workspace records and small slices of
+each log, so listing stays cheap. Sessions no workspace holds (older ones, or upstream's)
+are grouped as "no workspace" per working directory so they stay listed and resumable.
 `match(catalog, query)` turns what a person typed (after `--resume`, `export`, `view`)
-into the workspace or session it names: an exact id, an exact title (case-insensitive),
-or an id prefix that names one thing (a session and its own sub-agents count as one);
-anything else that matches more than one thing is `Ambiguous`, listing them.
+into the workspace or session it names, or says it is `Ambiguous`.
 """
 
 from __future__ import annotations
@@ -208,7 +202,14 @@ def _latest(entry: SessionEntry) -> int:
 
 
 def build_catalog(persistence: Any) -> list[WorkspaceEntry]:
-    """Every stored workspace and session as trees, most recently active workspace first."""
+    """Every stored workspace and session as trees, most recently active workspace first.
+
+    Reads headers (first lines), the workspace records (a few KB each), a bounded slice of
+    each log for its title, and the inbox splices and turn boundaries of each plain log for
+    its status (a byte scan that parses only those lines, cached by size and mtime).
+    Sessions no workspace holds (written before workspaces, or by upstream's tools) are
+    grouped as "no workspace" per working directory, roots with their children.
+    """
     headers = persistence.list_sessions()
     entries = {str(h["id"]): _entry(persistence, h) for h in headers}
     children: dict[str, list[str]] = {}

@@ -1,22 +1,10 @@
 """`JsonlPersistence`: sessions as upstream-compatible JSONL files, attached to a live world.
 
-Writing: `attach(ctx)` listens to the session store. Every appended event is
-queued on its session's `SessionWriter`; inbox splices, turn boundaries and names are
-written (plain `os.write`, no fsync) before the listener returns, so the inbox
-call that made a splice returns only once the bytes are in the file and a
-`kill -9` cannot lose an accepted message. Everything else, notably the stream
-chunks, is written by a timer at most `batch_window` seconds after the first
-queued event, and the fsync of both kinds runs in the same window on a worker
-thread. `ctx.sessions.flush(session)` writes and fsyncs everything at once.
-
-Reading: `load(id)` is the strict loader `resume()` uses (see `loader`);
-`list_sessions()` reads only headers; `read_session_log(path)` (in `reader`)
-is the tolerant one for viewing.
-
-One process writes a session at a time: a session's lock (`lock.py`) is taken
-before its log is repaired, resumed or first created, and held while it is live;
-another process gets `SessionLockedError` naming the holder. Creating a session
-whose id already has a different log on disk is refused.
+Writes are split by what a crash may lose: inbox splices, turn boundaries and names are
+in the file before the call that made them returns, so a `kill -9` cannot lose an accepted
+message; stream chunks are batched by a timer, and fsync runs on a worker thread. Reading
+has a strict loader for `resume()` and a tolerant one (`reader`) for viewing. One process
+writes a session at a time (`lock.py`). The details are on `JsonlPersistence`.
 """
 
 from __future__ import annotations
@@ -84,7 +72,26 @@ class _Loaded:
 
 
 class JsonlPersistence:
-    """Session logs under `root`, one upstream-layout `session.jsonl` per session."""
+    """Session logs under `root`, one upstream-layout `session.jsonl` per session.
+
+    Writing: `attach(ctx)` listens to the session store. Every appended event is queued on
+    its session's `SessionWriter`; inbox splices, turn boundaries and names are written
+    (plain `os.write`, no fsync) before the listener returns, so the inbox call that made a
+    splice returns only once the bytes are in the file and a `kill -9` cannot lose an
+    accepted message. Everything else, notably the stream chunks, is written by a timer at
+    most `batch_window` seconds after the first queued event, and the fsync of both kinds
+    runs in the same window on a worker thread. `ctx.sessions.flush(session)` writes and
+    fsyncs everything at once.
+
+    Reading: `load(id)` is the strict loader `resume()` uses (see `loader`);
+    `list_sessions()` reads only headers; `read_session_log(path)` (in `reader`) is the
+    tolerant one for viewing.
+
+    One process writes a session at a time: a session's lock (`lock.py`) is taken before
+    its log is repaired, resumed or first created, and held while it is live; another
+    process gets `SessionLockedError` naming the holder. Creating a session whose id
+    already has a different log on disk is refused.
+    """
 
     def __init__(self, root: str | os.PathLike[str] | None = None, *,
                  batch_window: float = DEFAULT_BATCH_WINDOW) -> None:

@@ -1,15 +1,11 @@
 """Older upstream shapes of format version 0, upgraded in memory on resume.
 
-Upstream's loader reads a few shapes its older builds wrote under the same
-format version (a `turn/start` with a `trigger`, old `turn/end` reasons, the
-removed `steering/message`, and messages written before messages had ids) and
-upgrades them before the log becomes a session again. The strict loader does
-the same so a log written by any upstream build resumes here; the file itself
-is never rewritten. Shapes that look legacy but are malformed raise instead of
-being disguised as data.
-
-The viewer keeps shapes as recorded; it only uses `steering_as_user_message`,
-the one upgrade that needs no invented data.
+Upstream's older builds wrote a few shapes under the same format version (a `turn/start`
+with a `trigger`, old `turn/end` reasons, the removed `steering/message`, messages without
+ids). The strict loader upgrades them as upstream's does, so a log written by any upstream
+build resumes here; the file itself is never rewritten, and shapes that look legacy but
+are malformed raise instead of being disguised as data. The viewer keeps shapes as
+recorded and only uses `steering_as_user_message`, which needs no invented data.
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
 """Events to log lines, with each huge string JSON-encoded once.
 
-A model that sends one 5 MB delta puts the same text into three events: the chunk,
-the block end and the assembled message. Encoding each record whole (and then
-joining and re-encoding the batch) cost ~180 ms of the event loop for one such
-reply (benchmarks/bench_huge.py). Here a record holding a string of `BIG` or more
-characters is encoded piecewise: the small skeleton as text, each huge string as
-bytes taken from a per-writer cache, so the three events share one encoding and
-the batch is never copied into one buffer. Every other record goes through the
-C encoder exactly as before. The bytes are the same either way (`dumps_compact`,
-JavaScript's JSON.stringify); tests/persistence/test_lines.py holds them equal.
+A model that sends one 5 MB delta puts the same text into three events (the chunk, the
+block end, the assembled message), and encoding each whole stalled the event loop (see
+docs/performance.md). A record holding a string of `BIG` or more characters is encoded
+piecewise, each huge string once per writer, and the batch is never copied into one
+buffer; every other record goes through the C encoder. The bytes are the same either way
+(`dumps_compact`, JavaScript's JSON.stringify); tests/persistence/test_lines.py checks it.
 """
 
 from __future__ import annotations
@@ -57,7 +54,12 @@ def _text_bytes(text: str) -> bytes:
 
 
 class LineEncoder:
-    """Turns events into the bytes of their log lines; remembers its last few huge strings."""
+    """Turns events into the bytes of their log lines; remembers its last few huge strings.
+
+    A record holding a string of `big` or more characters is encoded piecewise: the small
+    skeleton as text, each huge string as bytes from this cache, so the chunk, block end
+    and message holding one text share one encoding.
+    """
 
     def __init__(self, big: int = BIG) -> None:
         self.big = big

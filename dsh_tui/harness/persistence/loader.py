@@ -1,14 +1,11 @@
 """The strict loader behind `resume()`: committed prefix, upgrades, checks, crash repair.
 
-Steps, in upstream's order: find the committed prefix (`scan`), check the
-header belongs to the requested id and to this very path, upgrade legacy
-shapes (`legacy`), refuse event types this build does not know unless they are
-marked ignorable, validate every envelope so a bad record is reported with its
-file and line rather than as a seed index, and finally compute the closers for
-a turn a crash left open (`repair`) and the inbox splices that put back what
-a crash claimed (or half moved) but never recorded (`requeue`). `commit_repair`
-then makes the repair durable: the torn bytes are cut off and the closers
-appended, so the repaired log is what a second load sees too.
+`prepare_load` runs upstream's steps in order: the committed prefix (`scan`), a header
+that belongs to the requested id and to this very path, legacy upgrades (`legacy`), no
+unknown event types unless marked ignorable, every envelope validated (a bad record is
+reported with its file and line), then the closers for a turn a crash left open
+(`repair`) and the splices that put back what a crash claimed but never recorded
+(`requeue`). `commit_repair` makes that durable, so a second load sees the same log.
 """
 
 from __future__ import annotations

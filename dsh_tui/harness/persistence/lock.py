@@ -1,17 +1,11 @@
 """One writer per session: an advisory lock file beside each session log.
 
-Two processes appending to one log interleave seqs and leave a log that no
-longer resumes, so a process takes `session.lock` in the session's directory
-(an exclusive `flock`) before it repairs, resumes or first writes that log,
-and holds it while the session is live. The kernel drops a `flock` when its
-holder dies, `kill -9` included, so a lock left by a dead process is simply
-free again: nothing to detect, nothing to steal. The file also names its
-holder (pid and host) so the refusal can say who has the session open.
-
-The lock belongs to the process: a second persistence object in the same
-process (a test's second "lifecycle", a viewer) shares it rather than fighting
-its own process. `lock_holder(path)` is the cheap query for listings: it never
-takes the lock for longer than one non-blocking probe and never creates anything.
+Two processes appending to one log interleave seqs and leave a log that no longer
+resumes, so a process takes `session.lock` (an exclusive `flock`) before it repairs,
+resumes or first writes a log, and holds it while the session is live. The kernel drops
+a `flock` when its holder dies, `kill -9` included, so a dead process's lock is simply
+free again: nothing to detect or steal. The file names its holder (pid and host) so the
+refusal can say who has the session open. Sharing within a process is on `SessionLock`.
 """
 
 from __future__ import annotations
@@ -120,7 +114,12 @@ def lock_holder(path: Path, name: str = LOCK_NAME) -> LockInfo | None:
 
 
 class SessionLock:
-    """A held session lock; `release()` is idempotent (process exit releases it too)."""
+    """A held session lock; `release()` is idempotent (process exit releases it too).
+
+    The lock belongs to the process: a second persistence object in the same process (a
+    test's second "lifecycle", a viewer) shares it rather than fighting its own process.
+    `lock_holder(path)` is the cheap query for listings.
+    """
 
     def __init__(self, path: Path, fd: int | None, key: str | None = None) -> None:
         self.path = path

@@ -1,15 +1,11 @@
 """Closing a turn a crash left open (upstream's `interruptedTurnClosers`).
 
-A process killed mid-turn leaves a log whose last turn has a `turn/start` but
-no `turn/end`, maybe an open step, and maybe tool calls the model asked for
-with no result. Providers reject a history with a dangling tool call, and the
-loop's invariants expect balanced turns, so before such a log becomes a live
-session again it gets synthetic closers: an error `tool/result` per pending
-call, a `step/end` if a step is open, and `turn/end {reason: interrupted}`.
-
-Pure function over event records (dicts or `SessionEvent`s): the strict loader
-appends its result to the file, and a viewer can call it to *show* how a
-crashed log would be closed without writing anything.
+A process killed mid-turn leaves a `turn/start` with no `turn/end`, maybe an open step and
+tool calls with no result. Providers reject a dangling tool call and the loop expects
+balanced turns, so before such a log is live again it gets synthetic closers: an error
+`tool/result` per pending call, a `step/end` if a step is open, and
+`turn/end {reason: interrupted}`. It is a pure function over event records: the strict
+loader appends its result, and a viewer can show how a crashed log would be closed.
 """
 
 from __future__ import annotations

@@ -1,24 +1,11 @@
 """Putting back what a crash took out of an inbox but never recorded.
 
-A claim is a durable splice (a removal without `outcome`) written before the
-call that woke the agent returns, but the `user/message` that records the
-claimed batch comes later: after the pre-step waterfall (where a breakpoint
-may wait for minutes) and in a batched write. A `kill -9` in between leaves a
-message that is neither pending nor in the transcript. Likewise a move
-between lanes is a removal and an insertion; a crash between the two leaves
-only the removal.
-
-Both shapes are recognisable in the log: a removal without `outcome` whose
-message is later neither re-inserted, nor recorded as a `user/message`, nor
-pending, inside a turn a crash ended (still open, or closed `interrupted` by
-the repair) or after the last turn that ended normally (where claims never
-happen, so only a half move can). `requeue_splices` returns ordinary inbox
-splices, one per lane, that insert those messages back where they were taken
-from, so every reader of the log, upstream's included, sees them pending again.
-
-A claimed batch of a turn that ended *normally* (cancel, a pre-step reject, a
-breakpoint skip) is not touched: the contract says the turn owns it, and the
-app offers it back.
+A claim (a removal without `outcome`) is durable before the agent wakes, but the
+`user/message` recording the claimed batch comes later, after the pre-step waterfall (a
+breakpoint may wait minutes) and in a batched write; a move between lanes is a removal then
+an insertion. A `kill -9` in between leaves a message that is neither pending nor in the
+transcript. `requeue_splices` finds those and returns ordinary inbox splices that make them
+pending again, so every reader of the log, upstream's included, sees them.
 """
 
 from __future__ import annotations
@@ -49,7 +36,18 @@ def _window_start(events: Sequence[Any]) -> int:
 
 def requeue_splices(events: Sequence[Any], seed_length: int, next_seq: int,
                     time: Any) -> list[dict[str, Any]]:
-    """Splice records (seq from `next_seq`) that make lost claimed/moved messages pending again."""
+    """Splice records (seq from `next_seq`) that make lost claimed/moved messages pending again.
+
+    A lost message is a removal without `outcome` whose message is later neither
+    re-inserted, nor recorded as a `user/message`, nor pending, inside a turn a crash ended
+    (still open, or closed `interrupted` by the repair) or after the last turn that ended
+    normally (where claims never happen, so only a half move can). The result is one splice
+    per lane, inserting those messages back where they were taken from.
+
+    A claimed batch of a turn that ended *normally* (cancel, a pre-step reject, a
+    breakpoint skip) is not touched: the contract says the turn owns it, and the app
+    offers it back.
+    """
     if not events:
         return []
     window = _window_start(events)

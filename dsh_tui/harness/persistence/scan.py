@@ -1,17 +1,10 @@
 """Finding the committed prefix of a stored log (upstream's raw and zstd scanners).
 
-A writer appends whole newline-terminated lines, so after a crash only the
-last line can be incomplete; whatever follows the last newline is a torn tail,
-never data, and the repair cuts it off. Every complete line must be a record
-that continues the prefix: a complete line that does not parse, or whose seq
-does not follow, cannot be made by a crash, so it is damage and loading stops
-with the file and line named (and nothing changed). Damage is never repaired
-by cutting the valid records that follow it away; `dsh-tui view` still shows
-everything such a log holds.
-
-For zstd artifacts the same rules run over the decompressed frames; only the
-final frame can be torn, and its complete lines are recovered so the repair
-can re-append them as a fresh frame.
+A crash can only tear the last line, so whatever follows the last newline is a torn tail
+the repair cuts off. A complete line that does not parse or whose seq does not follow
+cannot be made by a crash: it is damage, and loading stops naming the file and line,
+changing nothing (valid records after it are never cut away; `dsh-tui view` still shows
+them). The rules are on `PrefixScanner`; `scan_zstd` runs them over decompressed frames.
 """
 
 from __future__ import annotations
@@ -97,7 +90,16 @@ def damaged(where: str, line_no: int, what: str, detail: str = "") -> SessionLog
 
 
 class PrefixScanner:
-    """Consumes logical text after the header and keeps the contiguous committed prefix."""
+    """Consumes logical text after the header and keeps the contiguous committed prefix.
+
+    A writer appends whole newline-terminated lines, so after a crash only the last line
+    can be incomplete; whatever follows the last newline is a torn tail, never data, and
+    the repair cuts it off. Every complete line must be a record that continues the
+    prefix: a complete line that does not parse, or whose seq does not follow, cannot be
+    made by a crash, so it is damage and loading stops with the file and line named (and
+    nothing changed). Damage is never repaired by cutting the valid records that follow it
+    away; `dsh-tui view` still shows everything such a log holds.
+    """
 
     def __init__(self, where: str, header_bytes: int) -> None:
         self.where = where

@@ -1,34 +1,12 @@
 """A workspace: what one person left open, kept as an append-only record beside the sessions.
 
-All root agents of one app run (and, through their headers' `parentSession`, their
-children) belong to one workspace. The record says which roots it holds, which of them
-the person disposed, which agent was selected, which had a breakpoint, which names
-were ever given (default names are never reused) and the command-line options it was
-last opened with. Everything else (inboxes, names, transcripts) is in the session logs.
-
-On disk, inside the project directory of its working directory (upstream's layout):
-
-    <root>/--<project_key(cwd)>--/~workspaces/<encode_segment(id)>/workspace.jsonl
-
-`~workspaces` is a name `encode_segment` never produces (it escapes `~` itself), so no
-session id can own that directory, and upstream's discovery, which only looks for
-`session.jsonl*` inside each directory of a project, passes over it. The file holds one
-JSON object a line, camelCase keys, written whole with one `os.write` on an O_APPEND
-descriptor before the call that records it returns, so a `kill -9` leaves every line
-written so far; a torn last line (a crash inside the write) is ignored when read and cut
-before the next append. A write that fails (a full or read-only disk) is cut back to the
-last whole line and kept in memory; it is retried every `RETRY_DELAY` seconds while an
-event loop runs (and at the next record and at close), and `save_failure` says so
-meanwhile, so the app's "not saved" line covers the workspace too. Like a session, a workspace has one writer: `workspace.lock`
-(the same `flock` as `session.lock`) is held while it is open, and another process gets
-`SessionLockedError` naming the holder.
-
-A new workspace is created on disk only when one of its sessions is (the first accepted
-message): an app opened and closed leaves nothing behind.
-
-Beside the record, `drafts.json` holds each agent's unsent composer text: one small JSON
-object written whole and renamed over the last (`replace_durably`), since a draft changes
-with every pause in typing and an append-only record would grow by the whole text each time.
+All root agents of one app run (and, through `parentSession`, their children) belong to
+one workspace. The record says which roots it holds, which were disposed, which agent was
+selected, which had a breakpoint, which names were ever given (default names are never
+reused) and the command-line options it was last opened with; everything else (inboxes,
+names, transcripts) is in the session logs. It has one writer, like a session, and exists
+on disk only once one of its sessions does: an app opened and closed leaves nothing behind.
+The on-disk layout and its crash rules are on `Workspace`.
 """
 
 from __future__ import annotations
@@ -237,6 +215,26 @@ class Workspace:
     `materialize()` (called when its first session reaches the disk);
     `Workspace.reopen(root, state)` takes an existing record's lock (raising
     `SessionLockedError` when another process holds it) and appends to it.
+
+    On disk, inside the project directory of its working directory (upstream's layout):
+
+        <root>/--<project_key(cwd)>--/~workspaces/<encode_segment(id)>/workspace.jsonl
+
+    `~workspaces` is a name `encode_segment` never produces (it escapes `~` itself), so no
+    session id can own that directory, and upstream's discovery, which only looks for
+    `session.jsonl*` inside each directory of a project, passes over it. The file holds one
+    JSON object a line, camelCase keys, written whole with one `os.write` on an O_APPEND
+    descriptor before the call that records it returns, so a `kill -9` leaves every line
+    written so far; a torn last line (a crash inside the write) is ignored when read and
+    cut before the next append. A write that fails (a full or read-only disk) is cut back
+    to the last whole line and kept in memory; it is retried every `RETRY_DELAY` seconds
+    while an event loop runs (and at the next record and at close), and `save_failure`
+    says so meanwhile, so the app's "not saved" line covers the workspace too.
+    `workspace.lock` (the same `flock` as `session.lock`) is held while it is open;
+    another process gets `SessionLockedError` naming the holder.
+
+    Beside the record, `drafts.json` holds each agent's unsent composer text (see
+    `save_drafts`).
     """
 
     def __init__(self, root: Path, state: WorkspaceState, *, materialized: bool) -> None:
@@ -339,7 +337,11 @@ class Workspace:
     def save_drafts(self, drafts: Mapping[str, str]) -> None:
         """Keep each agent's unsent text with the workspace (empty ones left out): written
         whole, replacing the last, while the workspace is on disk; held until it is. Never
-        raises: a failed write shows in `save_failure` and is retried."""
+        raises: a failed write shows in `save_failure` and is retried.
+
+        `drafts.json` is one small JSON object renamed over the last (`replace_durably`),
+        not an append-only record: a draft changes with every pause in typing, and a record
+        would grow by the whole text each time."""
         wanted = {key: text for key, text in drafts.items() if text}
         with self._mutex:
             if self.closed or (wanted == self.drafts and not self._drafts_dirty):

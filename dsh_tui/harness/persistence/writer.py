@@ -1,15 +1,10 @@
 """The write-behind log of one live session.
 
-Holds the events not yet on disk and turns them into bytes in the file. It
-knows nothing about timers or the event loop; `JsonlPersistence` decides *when*
-to call `write_pending` (at once for inbox splices and turn boundaries, within
-the batching window for everything else) and *where* `sync` runs (a worker
-thread when a loop is running, so an fsync never stalls the UI).
-
-Failure rule: bytes leave `pending` only after they are entirely in the file.
-A failed write is rolled back to the last good size and the events stay
-pending for the next attempt, so a full disk costs durability, never data or
-log integrity.
+Holds the events not yet on disk and turns them into bytes in the file. It knows nothing
+about timers or the event loop: `JsonlPersistence` decides *when* to call
+`write_pending` and *where* `sync` runs (a worker thread, so an fsync never stalls the
+UI). Its failure rule, that a full disk costs durability but never data or log
+integrity, is on `SessionWriter`.
 """
 
 from __future__ import annotations
@@ -53,7 +48,12 @@ the person made and expects back."""
 
 
 class SessionWriter:
-    """Pending events, the open file and the sync bookkeeping of one session."""
+    """Pending events, the open file and the sync bookkeeping of one session.
+
+    Failure rule: bytes leave `pending` only after they are entirely in the file. A failed
+    write is rolled back to the last good size and the events stay pending for the next
+    attempt, so a full disk costs durability, never data or log integrity.
+    """
 
     def __init__(self, header: Mapping[str, Any], path: Path, *, materialized: bool,
                  compression: Compression = "none", size: int = 0, next_seq: int = 0) -> None:

@@ -1,14 +1,12 @@
 """Many agents at once: what the tree lists and each row says, who needs the person, marks
 and the bulk actions on them.
 
-The tree widget draws; this decides. It is the tree's `TreeSource` (the filter, folds and
-hidden finished sub-agents of `state/tree_view.py`; rows from `state/tree_rows.py` with
-route prices, breakpoints, marks and needs), keeps the needs-you count current from the
-bridge's flushes (`state/needs_you.py`: the key bar shows it, ctrl+g visits each), and runs
-the bulk actions of `state/bulk.py` on the marked agents (none marked: the selected one),
-each saying on the status line how many agents it touched. A broadcast and a discarding
-subtree stop are one entry each of the session's inbox history (`controllers/edits.py`):
-ctrl+z / ctrl+y from any pane take them back and do them again.
+The tree widget draws; this decides. It is the tree's `TreeSource` (`state/tree_view.py`,
+`state/tree_rows.py`), keeps the needs-you count current from the bridge's flushes
+(`state/needs_you.py`), and runs the bulk actions of `state/bulk.py` on the marked
+agents (none marked: the selected one); details are on `Fleet`. A broadcast and a
+discarding subtree stop are one entry each of the session's inbox history
+(`controllers/edits.py`), so ctrl+z / ctrl+y take them back and do them again.
 """
 
 from __future__ import annotations
@@ -52,7 +50,14 @@ class Host(World, Notes, Panes, Selection, Screenside, Protocol):
 
 
 class Fleet:
-    """The tree's source, the needs-you count, marks and bulk actions."""
+    """The tree's source, the needs-you count, marks and bulk actions.
+
+    As the tree's source it applies the filter, folds and hidden finished sub-agents of
+    `state/tree_view.py`, and gives rows from `state/tree_rows.py` with route prices,
+    breakpoints, marks and needs. The needs-you count shows in the key bar and ctrl+g
+    visits each. Each bulk action says on the status line how many agents it touched;
+    the inbox-history entries undo from any pane.
+    """
 
     def __init__(self, host: Host, edits: InboxEdits) -> None:
         self.host = host

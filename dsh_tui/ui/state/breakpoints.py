@@ -1,14 +1,11 @@
 """Step breakpoints: stop an agent before its next step and show what that step will send.
 
-An armed agent's `agent/pre-step` waterfall (the public hook the driver awaits
-before every step, with the claimed batch in hand) waits for the person: continue
-sends the batch on (with the person's edits: the waterfall's `enter` carries the
-messages to record, docs/contract.md C-28), skip rejects the step (the turn ends `blocked`,
-the claimed messages go with it, as docs/contract.md §6.3 says; the inbox pane then offers
-them back). A cancel or a disposal while paused lets the driver go on to its own
-abort. A pause belongs to its agent: the app shows it in that agent's panel only. The listener awaits a future the UI
-resolves; it never blocks the event loop, and the UI side only records the pause
-and schedules its screen.
+An armed agent's `agent/pre-step` waterfall (the public hook the driver awaits before
+every step, with the claimed batch in hand) waits for the person: continue sends the
+batch on, with the person's edits; skip rejects the step. What each answer does to the
+turn is on `Breakpoints`. A pause belongs to its agent: the app shows it in that agent's
+panel only. The listener awaits a future the UI resolves; it never blocks the event
+loop, and the UI side only records the pause and schedules its screen.
 """
 
 from __future__ import annotations
@@ -65,7 +62,14 @@ class Pause:
 
 
 class Breakpoints:
-    """The armed agents (by id) and the pauses in progress, over one world's events."""
+    """The armed agents (by id) and the pauses in progress, over one world's events.
+
+    Continue sends the batch on with the person's edits (the waterfall's `enter` carries
+    the messages to record, docs/contract.md C-28); skip rejects the step (the turn ends
+    `blocked`, the claimed messages go with it, as docs/contract.md §6.3 says; the inbox
+    pane then offers them back). A cancel or a disposal while paused lets the driver go
+    on to its own abort.
+    """
 
     def __init__(self, ctx: Any, on_pause: Callable[[Pause], None],
                  on_resume: Callable[[Pause], None]) -> None:

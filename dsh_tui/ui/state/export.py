@@ -1,19 +1,10 @@
 """A session log as Markdown or plain JSONL, for `dsh-tui export`.
 
-The Markdown is the transcript the app shows, built by the same `TranscriptModel`,
-so an export reads like the screen: turns with how they ended, who sent each
-message and through which lane, reasoning folded away, tool calls with their
-arguments and results, what was still queued when the log ends and what the person
-discarded. Given the sub-agents' logs it is the whole tree: each sub-agent's
-transcript quoted under the tool call that spawned it. The model's own headings are
-demoted below the export's turn and step headings, so they cannot pose as either. Model and user
-text goes through `visible()` like everything the app shows: an export printed to
-a terminal cannot carry an escape sequence into it.
-
-The JSONL is the log as this build reads it: one header line, then one event per
-line with the upstream camelCase envelope. A zstd-framed upstream log comes out
-decompressed and packed chunk rows come out expanded, so any JSONL tool reads it.
-Nothing here imports Textual.
+The Markdown is the transcript the app shows, built by the same `TranscriptModel`, so an
+export reads like the screen (what it holds is on `export_markdown`). Model and user text
+goes through `visible()` like everything the app shows: an export printed to a terminal
+cannot carry an escape sequence into it. The JSONL is the log as this build reads it,
+decompressed and expanded, so any JSONL tool reads it. Nothing here imports Textual.
 """
 
 from __future__ import annotations
@@ -39,7 +30,11 @@ _BACKTICKS = re.compile(r"`+")
 
 
 def export_jsonl(header: Mapping[str, Any], events: Sequence[SessionEvent]) -> Iterator[str]:
-    """The lines of the log (without newlines): the header as recorded, then every event."""
+    """The lines of the log (without newlines): the header as recorded, then every event.
+
+    One header line, then one event per line with the upstream camelCase envelope. A
+    zstd-framed upstream log comes out decompressed and packed chunk rows come out
+    expanded."""
     yield terminal_safe_json(dumps_compact({"type": "session", **header}))
     for event in events:
         yield terminal_safe_json(dumps_compact(event.to_json()))
@@ -56,7 +51,12 @@ def export_markdown(header: Mapping[str, Any], events: Sequence[SessionEvent],
                     children: ChildLogs | None = None) -> str:
     """The session as Markdown. With `children`, the whole tree: each sub-agent's transcript
     is nested (quoted, headings one level down) under the tool call that spawned it, and
-    sub-agents no tool call names (spawned by the person) follow the transcript."""
+    sub-agents no tool call names (spawned by the person) follow the transcript.
+
+    It holds turns with how they ended, who sent each message and through which lane,
+    reasoning folded away, tool calls with their arguments and results, what was still
+    queued when the log ends and what the person discarded. The model's own headings are
+    demoted below the export's turn and step headings, so they cannot pose as either."""
     lines = _session_lines(header, events, children, 0, set())
     while lines and not lines[-1]:
         lines.pop()

@@ -1,14 +1,11 @@
 """Inbox edits a person can undo and redo: each one named, each a composition of the
 public inbox operations (docs/contract.md §2.3), each knowing how to go back.
 
-An edit captures what it needs when it is made (messages, ids, places), so it can be
-applied, reverted and applied again with the same ids: a redo reproduces the very state
-the first apply made. Before writing anything an apply or revert checks that the items
-it touches are where it expects (pending, or not pending); if not (the agent claimed
-one meanwhile) it raises `EditRefused` with nothing written, so a failed undo never
-leaves half an edit behind. Merge and split mark the messages they make (`mergedFrom`,
-`splitFrom`; `movedFrom`/`copiedFrom` across agents) on their source, so a log read
-later (the timeline, the receipts) can say what happened.
+An edit captures what it needs when made, so a redo reproduces the very state the first
+apply made, with the same ids. An apply or revert first checks that the items it touches
+are where it expects, else raises `EditRefused` with nothing written, so a failed undo
+never leaves half an edit behind (the rules are on `Edit`). Merge and split mark the
+messages they make on their source, so a log read later can say what happened.
 """
 
 from __future__ import annotations
@@ -77,7 +74,16 @@ def _insert(inbox: InboxSurface, target: InboxTarget, index: int,
 
 
 class Edit:
-    """One named, undoable inbox edit."""
+    """One named, undoable inbox edit.
+
+    An edit captures what it needs when it is made (messages, ids, places), so it can be
+    applied, reverted and applied again with the same ids. Before writing anything an
+    apply or revert checks that the items it touches are where it expects (pending, or
+    not pending); if not (the agent claimed one meanwhile) it raises `EditRefused` with
+    nothing written. Merge and split mark the messages they make (`mergedFrom`,
+    `splitFrom`; `movedFrom`/`copiedFrom` across agents) on their source, so a log read
+    later (the timeline, the receipts) can say what happened.
+    """
 
     name: str = "edit"
     agents: tuple[str, ...] = ()

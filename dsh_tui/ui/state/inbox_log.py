@@ -2,23 +2,11 @@
 
 The durable log records every inbox change as a bare splice (`agent/inbox/spliced`) and
 the turns as boundaries; it does not record who acted. `InboxLogReader` folds the events
-in order, one at a time, and says what each splice *was* — an insert, an edit (the text
-before and after), a re-file, a move, a removal, a merge, a split, a claim, a put-back —
-and who made it, derived from what the log does record:
-
-- a message's `source`: `kind: user` or a `lane` is the person; `kind: tool` is context a
-  model's tool call returned; a plugin `spawn_agent`/`send_to_agent` is another agent's
-  model; any other plugin is the system;
-- the shape of the splice: a removal without `outcome` followed at once by an insertion
-  of the same ids is a move (the person's); one not followed so is the loop's claim;
-- the turn around it: ids put back right after a turn the repair closed `interrupted`
-  are the crash repair's (the system's), other put-backs the person's (undo, offer).
-
-What the log cannot tell, `Fact.why` says: a removal of the whole list reads the same
-whether the person cleared it or stopped the agent (or a parent cancelled it); a swap of
-two neighbours reads the same whichever of the two was moved; a sender that declares a
-`user` source reads as the person. Tolerant: a malformed record is skipped, never fatal.
-Plain Python, no Textual; O(1) per event except the list splices themselves.
+in order and says what each splice *was* (an insert, an edit, a re-file, a move, a
+removal, a merge, a split, a claim, a put-back) and who made it, derived from what the
+log does record; the rules, and what the log cannot tell, are on `InboxLogReader`.
+Tolerant: a malformed record is skipped, never fatal. O(1) per event except the list
+splices themselves.
 """
 
 from __future__ import annotations
@@ -122,7 +110,25 @@ def actor_of(source: Mapping[str, Any], open_tool: str | None = None) -> tuple[s
 class InboxLogReader:
     """Folds session events into `Fact`s. `apply(event)` returns the facts it settles;
     `settle()` returns what a last held-back removal was (call it at the end of a stored
-    log, or at any quiet moment: a move's two halves are written in one call)."""
+    log, or at any quiet moment: a move's two halves are written in one call).
+
+    Who acted is derived from:
+
+    - a message's `source`: `kind: user` or a `lane` is the person; `kind: tool` is
+      context a model's tool call returned; a plugin `spawn_agent`/`send_to_agent` is
+      another agent's model; any other plugin is the system;
+    - the shape of the splice: a removal without `outcome` followed at once by an
+      insertion of the same ids is a move (the person's); one not followed so is the
+      loop's claim;
+    - the turn around it: ids put back right after a turn the repair closed
+      `interrupted` are the crash repair's (the system's), other put-backs the person's
+      (undo, offer).
+
+    What the log cannot tell, `Fact.why` says: a removal of the whole list reads the same
+    whether the person cleared it or stopped the agent (or a parent cancelled it); a swap
+    of two neighbours reads the same whichever of the two was moved; a sender that
+    declares a `user` source reads as the person.
+    """
 
     def __init__(self, seed_length: int = 0) -> None:
         self._seed_length = seed_length

@@ -2,21 +2,9 @@
 
 Each rule is a plain function over the public Inbox calls (`move`, `replace`, `splice`)
 and the state layer's records (tombstones, unsent offers), so the ordering rules the
-person relies on are tested without a screen:
-
-- a move keeps the id and never leaves the item's list; at either end it is refused;
-- re-filing cycles follow-up → steer → inject → follow-up, keeping the id; an item that
-  changes list (follow-up lives in next-turn, steer and inject in next-step) keeps its
-  position (the same index, or the end of a shorter list), so cycling it through the
-  lanes brings it back where it was;
-- undo puts back the highlighted discarded item, else the last discarded batch, each at
-  the index it left, lowest index first per list so the original order comes back;
-- putting back what a turn claimed but never sent inserts it at the head of its list,
-  oldest first, the same id and text;
-- delivering kept work wakes an idle agent on its own inbox, in the order it waits.
-
-The screen decides *whether* a rule may run (read-only, nothing selected) and says
-what happened; these functions only do it and report.
+person relies on (each stated on its function) are tested without a screen. The screen
+decides *whether* a rule may run (read-only, nothing selected) and says what happened;
+these functions only do it and report.
 """
 
 from __future__ import annotations
@@ -46,14 +34,15 @@ def list_of(inbox: InboxSurface, target: str) -> tuple[UserMessage, ...]:
 
 def move_destination(inbox: InboxSurface, target: str, index: int, delta: int) -> int | None:
     """Where the item at `index` of `target` goes when moved by `delta` places within its
-    list; None when that would leave the list (the move is refused, nothing changes)."""
+    list; None when that would leave the list (the move is refused, nothing changes).
+    A move keeps the id and never leaves the item's list."""
     destination = index + delta
     return destination if 0 <= destination < len(list_of(inbox, target)) else None
 
 
 def next_lane(lane: str, target: str) -> str:
-    """The lane after `lane` in the cycle; a badge that is not a lane (context, message)
-    counts as the lane its list implies."""
+    """The lane after `lane` in the cycle follow-up → steer → inject → follow-up; a badge
+    that is not a lane (context, message) counts as the lane its list implies."""
     current = lane if lane in LANES else ("follow-up" if target == "next-turn" else "steer")
     return LANES[(LANES.index(current) + 1) % len(LANES)]
 
@@ -70,7 +59,8 @@ def refile(inbox: InboxSurface, message: UserMessage, lane: str, target: InboxTa
            new_lane: str | None = None) -> str:
     """Re-file `message` (pending in `target`, badged `lane`) into `new_lane` (default:
     the next lane in the cycle); returns that lane. Same id; a change of list keeps its
-    index (clamped to the new list's end)."""
+    index (clamped to the new list's end): follow-up lives in next-turn, steer and inject
+    in next-step, so cycling an item through the lanes brings it back where it was."""
     new_lane = new_lane if new_lane in LANES else next_lane(lane, target)
     new_target: InboxTarget = "next-turn" if LANE_TARGET[new_lane] == "next-turn" \
         else "next-step"

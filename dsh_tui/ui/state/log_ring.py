@@ -1,14 +1,12 @@
 """The event log's memory: the newest lines in fixed arrays, with no object per line.
 
-The bridge remembers the last few thousand lines for the event log (f2). As one small
-object per line (serial, agent, type, seq, data) a ring of 5,000 cost about 150 bytes a
-line, and with 20 agents streaming it keeps filling for minutes: a bounded cost, but
-one the soak benchmark reads as growth for its whole window (issue 14). Here a line is
-four numbers in preallocated arrays (its serial, seq, type and owner) plus a slot for a
-notification's payload, so a full ring costs what an empty one does. What many lines
-share is stored once and counted: the type names, and each owner (agent id and
-session); an owner is let go with its last line, so a disposed agent's session is not
-kept by a table. `LogEntry` objects are made only when the log is read.
+The bridge remembers the last few thousand lines for the event log (f2). As one object
+per line, a full ring kept filling for minutes with 20 agents streaming, which the soak
+benchmark reads as growth (issue 14; figures in docs/performance.md). Here a line is four
+numbers in preallocated arrays (serial, seq, type, owner) plus a slot for a
+notification's payload, so a full ring costs what an empty one does. Type names and
+owners (agent id and session) are stored once and counted; an owner is let go with its
+last line, so a disposed agent's session is not kept. `LogEntry`s are made only on read.
 """
 
 from __future__ import annotations

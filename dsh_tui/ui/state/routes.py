@@ -1,19 +1,12 @@
 """Model routes: named ways to reach a model, as the config file's `[routes.NAME]` tables.
 
-A route is everything one agent's requests need besides the history: which adapter
-(`deepseek`, `openai-compatible` or `demo`), which server and model, the sampling
-settings the person chose (`max_tokens`, `temperature`, `reasoning_effort`) and how
-long to wait (`connect_timeout`, `first_byte_timeout`, `read_timeout`, `idle_timeout`),
-and, optionally, what its tokens cost (`price_input`, `price_cached`, `price_output` per
-million tokens, in `price_currency`; the tree shows a cost only when they are set).
-The key is never part of it: a route names the environment variable that holds the key
-(`api_key_env`), and only the composition root reads that variable.
-
-The route's name is the agent's provider name (`AgentOptions.provider`, logged in each
-`request/header`), as upstream names its routes (`deepseek-official`): a resumed session
-finds its route again by name.
-
-Textual-free: the CLI checks routes before it imports the app.
+A route is everything one agent's requests need besides the history (its fields are on
+`Route`). The key is never part of it: a route names the environment variable that holds
+the key (`api_key_env`), and only the composition root reads that variable. The route's
+name is the agent's provider name (`AgentOptions.provider`, logged in each
+`request/header`), as upstream names its routes (`deepseek-official`), so a resumed
+session finds its route again by name. Textual-free: the CLI checks routes before it
+imports the app.
 """
 
 from __future__ import annotations
@@ -51,7 +44,15 @@ _CURRENCY = re.compile(r"[^\W\d_]{1,4}|[$€£¥₹₩₽¢]")
 
 @dataclass(frozen=True, slots=True)
 class Route:
-    """One way to reach a model. `None` leaves a setting to the adapter (or the server)."""
+    """One way to reach a model. `None` leaves a setting to the adapter (or the server).
+
+    Which adapter (`deepseek`, `openai-compatible` or `demo`), which server and model, the
+    sampling settings the person chose (`max_tokens`, `temperature`, `reasoning_effort`)
+    and how long to wait (`connect_timeout`, `first_byte_timeout`, `read_timeout`,
+    `idle_timeout`), and, optionally, what its tokens cost (`price_input`,
+    `price_cached`, `price_output` per million tokens, in `price_currency`; the tree
+    shows a cost only when they are set).
+    """
 
     name: str
     provider: str

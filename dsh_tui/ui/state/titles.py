@@ -1,16 +1,12 @@
 """The transcript pane's title, fitted to the width it has.
 
-The title says whose transcript it is and what that agent is doing, and, while the inbox
-pane is folded away, what waits in its inbox. Its full form ("Transcript · demo · running
-· turn 1 step 1 · waiting for the model… (5s) · escape stops · inbox ⚑0 ↵0 (^o) · ctx …")
-takes over 90 columns; at 60 columns Textual cut it at the border with an ellipsis, and
-the inbox counts were the first thing lost. Here each part has shorter forms, and the
-parts get shorter in a fixed order (least needed first) until the title fits: the token
-figures keep their first figure (the context size), then go; then the pane's name goes,
-the waiting notice shrinks to "waiting 5s · escape stops", the counts lose the word
-"inbox", the state shortens to "running · t1 s1", the waiting notice to "waiting 5s", the
-counts lose their key, and the state becomes "running". The agent's name is never
-shortened here (Textual's ellipsis is the last resort for a name that alone is too long).
+The title says whose transcript it is, what that agent is doing and, while the inbox pane
+is folded away, what waits in its inbox. Its full form takes over 90 columns; at 60
+columns Textual cut it at the border with an ellipsis, and the inbox counts were the
+first thing lost. So each part has shorter forms, and the parts get shorter in a fixed
+order, least needed first (`SHORTER`, spelled out on `TranscriptTitle.fit`), until the
+title fits. The agent's name is never shortened here (Textual's ellipsis is the last
+resort for a name that alone is too long).
 """
 
 from __future__ import annotations
@@ -72,7 +68,14 @@ class TranscriptTitle:
 
     def fit(self, width: int | None) -> str:
         """The longest form of the title that takes at most `width` cells (None, 0 or less:
-        the width is not known yet, the full title); the shortest when none fits."""
+        the width is not known yet, the full title); the shortest when none fits.
+
+        The full form reads "Transcript · demo · running · turn 1 step 1 · waiting for the
+        model… (5s) · escape stops · inbox ⚑0 ↵0 (^o) · ctx …". In order: the token
+        figures keep their first figure (the context size), then go; then the pane's name
+        goes, the waiting notice shrinks to "waiting 5s · escape stops", the counts lose
+        the word "inbox", the state shortens to "running · t1 s1", the waiting notice to
+        "waiting 5s", the counts lose their key, and the state becomes "running"."""
         chosen = [0] * len(self.forms())
         title = self.render(chosen)
         for part, form in SHORTER:

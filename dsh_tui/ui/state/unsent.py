@@ -1,15 +1,11 @@
 """Claimed, never sent: messages a turn took from the inbox but never gave to a model.
 
-The core contract says a claimed batch belongs to its turn: a cancel, a pre-step
-reject (a breakpoint's skip) or a failure before the step starts ends the turn
-and the batch is gone, neither pending nor recorded as `user/message`. The app
-keeps the person's promise as a pure consumer of the session log: this folder
-replays the inbox splices and the turn records, one event at a time, and knows
-which claimed messages a finished turn never recorded. The inbox pane offers
-them back; putting one back is an ordinary splice at the head of its lane (same
-id, same text), after which the folder sees it pending again and forgets it.
-
-Plain Python, O(1) per event, no Textual: tested on its own.
+The core contract says a claimed batch belongs to its turn: a cancel, a pre-step reject
+(a breakpoint's skip) or a failure before the step starts ends the turn and the batch is
+gone. The app keeps the person's promise as a pure consumer of the session log:
+`UnsentTracker` replays the inbox splices and turn records, O(1) per event, and knows
+which claimed messages a finished turn never recorded. The inbox pane offers them back;
+putting one back is an ordinary splice at the head of its lane (same id, same text).
 """
 
 from __future__ import annotations

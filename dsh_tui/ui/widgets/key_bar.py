@@ -1,17 +1,12 @@
 """The key bar (`KeyBar`): the focused pane's keys on one line, cut honestly when narrow.
 
-It looks and acts as Textual's footer (each key drawn " key description ", greyed when
-its action is refused, the command palette's key docked at the right, a click presses
-the key, hovering shows its tooltip), with two differences:
-
-- It is one widget drawing one line. Textual's footer composes a widget per key and
-  recomposes whenever the bindings change, i.e. on every focus move: opening or closing
-  the search or the event log mounted, styled, laid out and drew ~20 widgets, 60-120 ms
-  of the event loop per move while agents stream (benchmarks/bench_soak.py's read-back).
-  A change of keys here is one repaint of one line.
-- At 80 columns Textual's footer let the edge of the terminal cut the last keys mid-word
-  ("^n New a") and `f1 Help` was nowhere. This one keeps the keys that fit whole, in
-  their order, and ends the row with "…" and the help key (which lists every key).
+It looks and acts as Textual's footer (keys greyed when refused, the palette key at the
+right, click to press, hover for a tooltip), with two differences. It is one widget
+drawing one line: Textual's footer composes a widget per key and recomposes on every
+focus move, which cost tens of milliseconds of the event loop per move while agents
+stream (docs/performance.md). And when narrow it keeps the keys that fit whole, in their
+order, ending the row with "…" and the help key (`fitted`), where Textual's footer let
+the terminal's edge cut a key mid-word ("^n New a") and `f1 Help` was nowhere.
 """
 
 from __future__ import annotations
@@ -85,7 +80,11 @@ def fitted(keys: list[BarKey], width: int) -> tuple[list[BarKey], bool]:
 
 
 class KeyBar(Widget, can_focus=False):
-    """The focused pane's keys (see the module)."""
+    """The focused pane's keys (see the module).
+
+    Each key is drawn " key description " as in Textual's footer; a change of keys is one
+    repaint of one line, where the footer mounted, styled, laid out and drew ~20 widgets.
+    """
 
     ALLOW_SELECT = False
     COMPONENT_CLASSES: ClassVar[set[str]] = {
