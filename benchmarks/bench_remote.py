@@ -124,7 +124,7 @@ async def _first_screen(build: Callable[[], Any], count: int) -> float:
     app = DshApp(ctx)
     try:
         async with app.run_test(size=SIZE) as pilot:
-            await _until(lambda: len(app.main.agent_tree.nodes) >= count, 60,
+            await _until(lambda: len(app.main.agent_tree.listed) >= count, 60,
                          pump=lambda: pilot.pause(0))
             await pilot.pause()
             elapsed = time.perf_counter() - start
@@ -248,7 +248,7 @@ async def _remote_streaming(runtime: Runtime, keys: int
 
 async def _local_streaming(keys: int) -> tuple[list[float], list[float], float]:
     with tempfile.TemporaryDirectory() as tmp:
-        world = World(tmp, STREAMING, REAL_RATE, old=False)
+        world = World(tmp, STREAMING, REAL_RATE)
         app = await world.start()
         try:
             async with app.run_test(size=SIZE) as pilot:

@@ -80,7 +80,7 @@ async def _rounds(keys: int, repeats: int) -> list[tuple[float, int]]:
     """(settle seconds, transcript loads) for `repeats` bursts of `keys` arrows."""
     out: list[tuple[float, int]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        world = World(tmp, AGENTS, REAL_RATE, old=False)
+        world = World(tmp, AGENTS, REAL_RATE)
         app = await world.start()
         try:
             async with app.run_test(size=SIZE) as pilot:
