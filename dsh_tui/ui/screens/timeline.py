@@ -1,18 +1,11 @@
 """The inbox timeline of one agent (f5): every inbox operation on one time axis, and why.
 
-Turns and steps with their boundaries, each claim (how long the item waited, what ran
-when it came), and every insert, edit (its word diff below), move, re-file, removal,
-merge, split and put-back with who made it: the person, a model, the system. It answers
-"why did my steer land after the tool call": the claim line says when the steer arrived
-and that steering waits for the step boundary. Under the lines, the entry at the cursor
-in full: who and why, the change an edit made, and the raw event as the log stores it.
-
-The lines are a line-API view (`widgets/timeline_view.py`) over the agent's timeline
-(`state/timeline.py`), which the bridge keeps current, live or in `dsh-tui view`.
-Keys: `m` this message only (again: all), `l` a lane, `a` an actor, `b` turns and steps
-on or off, enter the transcript place of the entry (a message's: where it entered the
-model's context), escape or f5 back. This screen has no text field, so a letter cannot be
-typing here. It dismisses with the `Jump` to show in the transcript (None: just closed).
+Turns and steps, each claim (how long the item waited, what ran when it came) and every
+insert, edit (with its word diff), move, re-file, removal, merge, split and put-back with
+who made it. It answers "why did my steer land after the tool call". The lines are a
+line-API view (`widgets/timeline_view.py`) over `state/timeline.py`, live or in
+`dsh-tui view`. Keys: `m` message, `l` lane, `a` actor, `b` boundaries, enter jumps to the
+transcript, escape or f5 back; it dismisses with the `Jump` to show (None: just closed).
 """
 
 from __future__ import annotations

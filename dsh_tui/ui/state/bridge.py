@@ -1,14 +1,10 @@
 """The bridge: the one place that listens to the world, and the reason the UI keeps up.
 
-Listeners registered on the root context hear every agent. They only *record*:
-they append to plain-Python per-agent view models and mark them dirty, which costs
-a few attribute writes even when 20 agents stream 5,000 chunks a second. A single
-scheduled flush, at most ~60 times a second, folds the new session events into
-the transcript models and hands one batch of changes to the screen, so the widgets
-render once per flush however many chunks arrived.
-
-No Textual import: the scheduler is injected (`schedule(delay, callback)`), so the
-coalescing can be tested without a terminal.
+Listeners on the root context only record: they append to plain-Python per-agent view
+models and mark them dirty, a few attribute writes even at 5,000 chunks a second. One
+scheduled flush, at most ~60 times a second, folds the new events into the models and
+hands one batch of changes to the screen, so widgets render once per flush. No Textual:
+the scheduler is injected, so the coalescing is tested without a terminal.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """Receipts: where each message is in its life, derived from the log and the live holds.
 
-    pending (list, position) → held → claimed (turn t, step s) → sent (in request n of that
-    step) → answered;  or discarded (removed, cleared, merged) / offered back (claimed, its
-    turn ended before sending it) / tombstoned (an offer the person dismissed)
-
-`ReceiptBook` folds session events through `InboxLogReader` (so a live agent, a resumed
-one and a stored log, ours or upstream's, read the same way) and keeps one `Receipt` per
-message id with its history (the facts that touched it). "held" is live: it comes from
-the agent's active holds (`agent.holds`, docs/contract.md §3.8) and the durable
-`inbox/hold-wait` records, so the book stays a pure consumer of `ctx.agents`.
-Plain Python, no Textual.
+pending → held → claimed (turn, step) → sent (request n) → answered; or discarded,
+offered back, tombstoned. `ReceiptBook` folds session events through `InboxLogReader`
+(live, resumed and stored logs read the same way) into one `Receipt` per message id with
+its history; "held" comes from `agent.holds` (docs/contract.md §3.8) and the durable
+`inbox/hold-wait` records, so the book stays a pure consumer of `ctx.agents`. No Textual.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """The inbox timeline: an agent's turns, steps, claims and inbox operations on one time axis.
 
-Built from the same reading of the log as the receipts (`inbox_log.InboxLogReader`), so a
-live agent, a resumed one and a stored log (ours or upstream's) show the same way. It
-answers the questions steering raises: where the claim fell relative to a steer's
-arrival (a claim line says how long the item waited and what was running when it came),
-who did what (person, model, system, with the reason the log gives for thinking so), and
-what an edit changed (a word diff). Filters keep the entries of one message, some lanes
-or some actors, with or without the turn and step boundaries around them.
-
-Plain Python, no Textual: a view asks for `line(i)` of the rows it draws, so a timeline
-of 10,000 operations costs one fold to open and nothing per row it does not show.
+Built from the same reading of the log as the receipts (`inbox_log.InboxLogReader`), so
+live, resumed and stored logs (ours or upstream's) show the same way. It answers where a
+claim fell relative to a steer's arrival, who did what (person, model, system) and what
+an edit changed (a word diff), filtered by message, lane or actor. Plain Python: a view
+asks for `line(i)` of the rows it draws, so 10,000 operations cost one fold to open.
 """
 
 from __future__ import annotations

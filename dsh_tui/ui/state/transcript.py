@@ -1,15 +1,10 @@
 """The transcript model: one session's conversation as items, built incrementally from events.
 
-Nothing here imports Textual, so the expensive part of showing a session (turning
-100,000 log events into a few thousand transcript items) is plain dict work that
-tests and benchmarks can run on their own. Every `apply` is O(1) amortised: stream
-deltas are appended to a list and joined only when a widget asks for the text.
-
-The reader is tolerant on purpose: `dsh-tui view` opens logs written by other
-harness versions (upstream `assistant/message` rows with top-level `content`,
-`tool/result` rows with top-level `callId`, packed `*-chunks` rows, chunks that
-are never followed by a message), so an unexpected shape becomes a visible item,
-never an exception.
+No Textual here, so turning 100,000 log events into transcript items is plain dict work
+that tests and benchmarks run alone. Every `apply` is O(1) amortised: deltas are
+appended and joined only when a view asks for the text. The reader is tolerant on
+purpose (`dsh-tui view` opens other harness versions' logs): an unexpected shape becomes
+a visible item, never an exception.
 """
 
 from __future__ import annotations
