@@ -4,8 +4,9 @@ A terminal hands the app a paste or a fast typist's keys in one read, and Textua
 every key of it to the widget focused when the read was parsed: `ctrl+f needle` typed
 "needle" into the composer, not the search bar. `KeyGateApp` delivers one key at a time,
 holding the next until the key's effects have settled (a round follows the key up the path
-it bubbles and comes back to the app); typed text goes on as one run. A watchdog releases
-the keys if a round is lost, so input never wedges. What "settled" reads of Textual's
+it bubbles and comes back to the app); typed text, and a widget's cursor moves
+(`RUN_KEYS`), go on as one run. A watchdog releases the keys if a round is lost, so
+input never wedges. What "settled" reads of Textual's
 internals is in `textual_compat`; on another Textual the gate turns itself off.
 """
 
@@ -109,9 +110,11 @@ class KeyGate:
         target = app.focused or app.screen
         await app._deliver_input(event)
         # Typed text goes on as one run (one repaint, as without the gate): a printable key
-        # no binding claims only types, so the keys after it wait for nothing.
-        while self._typed(event) and self.held and self._typed(self.held[0]) and \
-                (app.focused or app.screen) is target:
+        # no binding claims only types, so the keys after it wait for nothing. So do the
+        # moves of a widget whose moves only move its cursor (key repeat on the tree).
+        while self.held and (app.focused or app.screen) is target and (
+                (self._typed(event) and self._typed(self.held[0]))
+                or (self._moves(event, target) and self._moves(self.held[0], target))):
             event = self.held.popleft()
             await app._deliver_input(event)
         self._round(target if event.is_forwarded else None, event)
@@ -119,6 +122,13 @@ class KeyGate:
     def _typed(self, event: events.Event) -> bool:
         return isinstance(event, events.Key) and event.is_printable and \
             self.app.screen.active_bindings.get(event.key) is None
+
+    @staticmethod
+    def _moves(event: events.Event, target: Any) -> bool:
+        """A key `target` declares only moves its cursor (`RUN_KEYS`): handled at once, it
+        changes no focus and opens nothing, so the next such key need not wait for it."""
+        return isinstance(event, events.Key) and \
+            event.key in getattr(target, "RUN_KEYS", frozenset())
 
     def _where(self) -> tuple[tuple[int, Any], Any]:
         app = self.app

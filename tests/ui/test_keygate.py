@@ -80,3 +80,31 @@ async def test_a_settle_check_that_fails_mid_burst_turns_the_gate_off_and_loses_
         assert sent(agent) == ["one"]
         assert app._key_gate.enabled is False
         assert app.is_running
+
+
+async def test_a_burst_of_tree_moves_reaches_the_tree_in_one_run_and_the_next_key_waits() -> None:
+    # Key repeat on the tree: each move only moves the cursor, so the gate hands the whole
+    # run over at once instead of following each key up to the app (rounds that, with
+    # agents streaming, waited behind frames and put a 30-key burst at ~0.3-0.6 s).
+    ctx, _ = world()
+    for n in range(12):
+        await add_agent(ctx, f"a{n:02d}", f"agent {n}")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        app.main.select_agent("a00", focus_tree=True)
+        await settle(pilot)
+        gate, tree = app._key_gate, app.main.agent_tree
+        rounds = gate.ticket
+        post_burst(app, *["down"] * 9)
+        await wait_until(pilot, lambda: app.main.selected_id == "a09")
+        assert tree.cursor_agent_id == "a09"
+        assert gate.ticket - rounds <= 3  # one run (each key alone took a round or more)
+        # A key that is not a move still waits for what came before it, and what comes
+        # after it goes where it put the focus: enter chooses the row the run left the
+        # cursor on and moves to the composer, so the last `down` is the composer's.
+        rounds = gate.ticket
+        post_burst(app, "up", "up", "enter", "down")
+        await wait_until(pilot, lambda: app.focused is app.main.composer)
+        await settle(pilot)
+        assert app.main.selected_id == "a07" and tree.cursor_agent_id == "a07"
+        assert gate.ticket - rounds >= 2  # the run, then enter on its own

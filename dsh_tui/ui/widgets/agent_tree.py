@@ -66,6 +66,9 @@ class AgentTree(PaneKeys, ScrollView, can_focus=True):
         "agent-tree--cursor", "agent-tree--pending", "agent-tree--selected",
         "agent-tree--fold",
     }
+    RUN_KEYS: ClassVar[frozenset[str]] = MOVES
+    """A burst of these (key repeat) reaches the tree in one run (`keygate`): each only
+    moves the cursor, and the selection follows once the cursor rests."""
     # Their styles: widgets/agent_tree.tcss.
 
     BINDINGS: ClassVar[list[BindingType]] = [

@@ -45,6 +45,9 @@ class TimelineView(ScrollView, can_focus=True):
         Binding("home", "edge(0)", "First", show=False),
         Binding("end", "edge(1)", "Last", show=False),
     ]
+    RUN_KEYS: ClassVar[frozenset[str]] = frozenset(
+        {"up", "down", "pageup", "pagedown", "home", "end"})
+    """Keys that only move the cursor: a burst of them arrives in one run (`keygate`)."""
 
     class Moved(Message):
         """The cursor is on another entry (or the entries under it changed)."""
