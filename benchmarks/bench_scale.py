@@ -36,7 +36,7 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -47,13 +47,16 @@ from dsh_tui.llm.scripted import ScriptedModel
 from dsh_tui.ui.app import DshApp
 from dsh_tui.ui.state.agent_view import AgentView
 
+if TYPE_CHECKING:
+    from benchmarks.figures import Bar, Figure, Figures
+
 ROOTS = 50
 CHILDREN = 3  # 50 * (1 + 3) = 200 agents
 BIG_EVENTS = 100_000
 INBOX_ITEMS = 10_000
 SIZE = (160, 50)
-SELECT_BAR = {"on": "value", "op": "<=", "limit": 200}
-MEMORY_BAR = {"on": "value", "op": "<=", "limit": 2048}
+SELECT_BAR: Bar = {"on": "value", "op": "<=", "limit": 200}
+MEMORY_BAR: Bar = {"on": "value", "op": "<=", "limit": 2048}
 BIG_ID = "big-session"
 INBOX_ID = "big-inbox"
 
@@ -197,7 +200,7 @@ def _memory() -> tuple[float, float, float]:
     return stored / count, viewed / count, line
 
 
-def _select_figure(times: list[float], base: list[float]) -> dict[str, Any]:
+def _select_figure(times: list[float], base: list[float]) -> Figure:
     value = statistics.median(times) * 1000
     baseline = statistics.median(base) * 1000
     return {"value": round(value, 1), "unit": "ms", "baseline": round(baseline, 1),
@@ -205,13 +208,13 @@ def _select_figure(times: list[float], base: list[float]) -> dict[str, Any]:
             "ok": value <= SELECT_BAR["limit"]}
 
 
-def _memory_figure(value: float, line: float) -> dict[str, Any]:
+def _memory_figure(value: float, line: float) -> Figure:
     return {"value": round(value), "unit": "B/event", "baseline": round(line, 1),
             "ratio": round(value / line, 2), "bar": MEMORY_BAR,
             "ok": value <= MEMORY_BAR["limit"]}
 
 
-def run(quick: bool = False) -> dict[str, dict[str, Any]]:
+def run(quick: bool = False) -> Figures:
     times = asyncio.run(_selections(3 if quick else 7))
     per_event, view_per_event, line = _memory()
     return {

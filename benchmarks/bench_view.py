@@ -36,7 +36,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -46,6 +46,9 @@ from benchmarks.bench_soak import rss_mb
 from dsh_tui.harness import dumps_compact
 from dsh_tui.harness.persistence.header import header_line
 from dsh_tui.harness.persistence.pages import PAGE_BYTES
+
+if TYPE_CHECKING:
+    from benchmarks.figures import Bar, Figures
 
 GB = 1024 ** 3
 SCROLL_BYTES = 32 * 1024 * 1024
@@ -137,7 +140,7 @@ def _child(path: Path, scroll: int) -> dict[str, float]:
     raise RuntimeError(f"view child failed:\n{proc.stdout[-2000:]}{proc.stderr[-4000:]}")
 
 
-def run(quick: bool = False) -> dict[str, dict[str, Any]]:
+def run(quick: bool = False) -> Figures:
     size = GB // 8 if quick else GB
     with tempfile.TemporaryDirectory(prefix="dsh-view-bench-") as tmp:
         small = Path(tmp) / "small.jsonl"
@@ -151,8 +154,8 @@ def run(quick: bool = False) -> dict[str, dict[str, Any]]:
         measured = _child(big, scroll)
         print(f"view: {file_mb:,.0f} MB log: {measured}; {small.stat().st_size / 1e6:.0f} MB "
               f"log: {base}", flush=True)
-    open_bar = {"on": "value", "op": "<=", "limit": 2000}
-    rss_bar = {"on": "value", "op": "<=", "limit": 256}
+    open_bar: Bar = {"on": "value", "op": "<=", "limit": 2000}
+    rss_bar: Bar = {"on": "value", "op": "<=", "limit": 256}
     rss_ratio = measured["rss_mb"] / file_mb
     return {
         "view.open_1gb_ms": {"value": round(measured["open_ms"], 1), "unit": "ms",
