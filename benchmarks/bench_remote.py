@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -285,6 +286,15 @@ async def _local_streaming(keys: int) -> tuple[list[float], list[float], float]:
 # -- forced reconnects -----------------------------------------------------------------------
 
 
+def _reconnected(world: RemoteWorld, before: int) -> bool:
+    return world.mux.reconnects > before and world.mux.connected
+
+
+def _stored(runtime: Runtime, agent: RemoteAgent) -> bool:
+    """The runtime has stored every event this client admitted for `agent`."""
+    return len(runtime.process.stored_log(agent.id)[1]) >= agent.session.seq
+
+
 async def _reconnects(runtime: Runtime, drops: int) -> RemoteFigure:
     from remote_support import Frames, stored_chunks
 
@@ -292,10 +302,11 @@ async def _reconnects(runtime: Runtime, drops: int) -> RemoteFigure:
     frames = Frames(world)
     lost = 0
     try:
-        agents = []
+        agents: list[RemoteAgent] = []
         for n in range(2):
             handle = await world.ctx.agents.create(CreateAgentOptions(
                 session_id=f"drops-{n}-{time.monotonic_ns()}"))
+            assert isinstance(handle.agent, RemoteAgent)
             agents.append(handle.agent)
         rng = random.Random(20)
         for agent in agents:
@@ -306,13 +317,11 @@ async def _reconnects(runtime: Runtime, drops: int) -> RemoteFigure:
             await asyncio.sleep(rng.uniform(0.1, 0.4))
             before = world.mux.reconnects
             await world.mux.drop()
-            await _until(lambda before=before: world.mux.reconnects > before
-                         and world.mux.connected, 30)
+            await _until(partial(_reconnected, world, before), 30)
         await _until(lambda: all(a.status == "idle" and not a.inbox.has_pending
                                  for a in agents), 120)
         for agent in agents:
-            await _until(lambda agent=agent: len(runtime.process.stored_log(agent.id)[1])
-                         >= agent.session.seq, 30)
+            await _until(partial(_stored, runtime, agent), 30)
             _header, stored = runtime.process.stored_log(agent.id)
             wire = agent.session.wire
             lost += abs(len(stored) - len(wire))

@@ -75,7 +75,9 @@ async def build_world(operations: int) -> tuple[Any, list[Any]]:
     route = AgentOptions(provider="scripted", model="scripted")
     handles = [await ctx.agents.create(CreateAgentOptions(session_id=name, agent_options=route))
                for name in (SMALL_ID, BIG_ID)]
-    steer(ctx.agents.get(BIG_ID).inbox, operations)
+    big = ctx.agents.get(BIG_ID)
+    assert big is not None
+    steer(big.inbox, operations)
     return ctx, handles
 
 

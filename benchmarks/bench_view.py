@@ -36,7 +36,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -91,6 +91,7 @@ def write_log(path: Path, size: int) -> int:
 
 async def _open(path: Path, scroll: int) -> dict[str, float]:
     from dsh_tui.compose import open_log
+    from dsh_tui.harness.readonly import ReadOnlySession
     from dsh_tui.ui.app import DshApp
 
     warm = path.with_name("warm.jsonl")
@@ -115,7 +116,7 @@ async def _open(path: Path, scroll: int) -> dict[str, float]:
             await asyncio.sleep(0.001)
         opened = time.perf_counter() - start
         rss_open = rss_mb() - rss0
-        session = agent.session
+        session = cast(ReadOnlySession, agent.session)  # a log's window: how far it reaches
         initial = session.skipped_bytes
         stop = max(0, initial - scroll)
         steps, peak = 0, 0.0
