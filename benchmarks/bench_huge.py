@@ -87,7 +87,7 @@ class CallbackClock:
             original(handle)
             self.longest = max(self.longest, clock() - before)
 
-        asyncio.events.Handle._run = timed  # type: ignore[method-assign]
+        asyncio.events.Handle._run = timed  # type: ignore[method-assign, assignment]
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -61,11 +61,11 @@ def write_log(path: Path, size: int) -> int:
     (the last copy cut short, so the file is no bigger than `size`)."""
     session = build_session(BLOCK_EVENTS)
     records = [event.to_json() for event in session.events]
-    parts = []
+    parts: list[tuple[bytes, bytes]] = []
     for record in records:  # a line split around its seq, so a copy costs one format
         record["seq"] = -1
-        before, after = dumps_compact(record).split('"seq":-1', 1)
-        parts.append(((before + '"seq":').encode(), after.encode() + b"\n"))
+        head_text, tail_text = dumps_compact(record).split('"seq":-1', 1)
+        parts.append(((head_text + '"seq":').encode(), tail_text.encode() + b"\n"))
     written = 0
     seq = 0
     with path.open("wb") as handle:
