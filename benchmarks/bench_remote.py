@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -47,6 +47,10 @@ from benchmarks.figures import Bar, Figure, Figures  # noqa: E402
 from dsh_tui.harness import CreateAgentOptions, user_message  # noqa: E402
 from dsh_tui.remote import RemoteAgent, RemoteWorld, attach, parse_endpoint  # noqa: E402
 from dsh_tui.ui.app import DshApp  # noqa: E402
+
+if TYPE_CHECKING:  # the remote tests' helpers, imported for real only when a run needs them
+    from conftest import ModelThread
+    from remote_runtime import RuntimeProcess
 
 SESSIONS = 20
 STREAMING = 5
@@ -83,8 +87,8 @@ class Runtime:
         from remote_runtime import RuntimeProcess, find_dsh
 
         dsh, self.why = find_dsh()
-        self.model: Any = None
-        self.process: Any = None
+        self.model: ModelThread | None = None
+        self.process: RuntimeProcess | None = None
         if dsh is None:
             return
         self.tmp = tempfile.TemporaryDirectory(prefix="dsh-bench-")
@@ -96,7 +100,13 @@ class Runtime:
     async def world(self) -> RemoteWorld:
         from remote_runtime import ROUTE
 
-        return await attach(parse_endpoint(self.line), cwd=str(self.process.work), route=ROUTE)
+        return await attach(parse_endpoint(self.line), cwd=str(self.running.work), route=ROUTE)
+
+    @property
+    def running(self) -> RuntimeProcess:
+        """The runtime process (`run` measures nothing when there is none)."""
+        assert self.process is not None
+        return self.process
 
     def close(self) -> None:
         if self.process is not None:
@@ -292,7 +302,7 @@ def _reconnected(world: RemoteWorld, before: int) -> bool:
 
 def _stored(runtime: Runtime, agent: RemoteAgent) -> bool:
     """The runtime has stored every event this client admitted for `agent`."""
-    return len(runtime.process.stored_log(agent.id)[1]) >= agent.session.seq
+    return len(runtime.running.stored_log(agent.id)[1]) >= agent.session.seq
 
 
 async def _reconnects(runtime: Runtime, drops: int) -> RemoteFigure:
@@ -322,7 +332,7 @@ async def _reconnects(runtime: Runtime, drops: int) -> RemoteFigure:
                                  for a in agents), 120)
         for agent in agents:
             await _until(partial(_stored, runtime, agent), 30)
-            _header, stored = runtime.process.stored_log(agent.id)
+            _header, stored = runtime.running.stored_log(agent.id)
             wire = agent.session.wire
             lost += abs(len(stored) - len(wire))
             lost += sum(1 for a, b in zip(stored, wire, strict=False) if a != b)
