@@ -1,6 +1,6 @@
 """Run every benchmark: `python benchmarks/run.py [--quick] [--json FILE] [--only NAME ...]`.
 
-Each `benchmarks/bench_*.py` exposes `run(quick: bool) -> dict` of figures:
+Each `benchmarks/bench_*.py` exposes `run(quick: bool) -> Figures` (typed in `figures.py`):
 
     {name: {"value": number, "unit": str, "baseline": number | None,
             "ratio": number | None, "bar": {"on": "value" | "ratio",
