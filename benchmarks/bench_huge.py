@@ -34,7 +34,7 @@ import tempfile
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -44,12 +44,15 @@ from dsh_tui.harness import AgentOptions, CreateAgentOptions, user_message
 from dsh_tui.harness.persistence import JsonlPersistence
 from dsh_tui.ui.app import DshApp
 
+if TYPE_CHECKING:
+    from benchmarks.figures import Bar, Figure, Figures
+
 SIZE = (160, 50)
 OTHERS = 4
 LINE = ("Huge input must not freeze the screen: the other agents keep streaming while this "
         "one lands.\n")
 
-BARS: dict[str, dict[str, Any]] = {
+BARS: dict[str, Bar] = {
     "huge.chunk_5mb_max_lag_ms": {"on": "value", "op": "<=", "limit": 100},
     "huge.line_1mb_max_lag_ms": {"on": "value", "op": "<=", "limit": 100},
     "huge.others_chunks_per_s": {"on": "value", "op": ">=", "limit": 900},
@@ -84,7 +87,7 @@ class CallbackClock:
             original(handle)
             self.longest = max(self.longest, clock() - before)
 
-        asyncio.events.Handle._run = timed  # type: ignore[method-assign]
+        asyncio.events.Handle._run = timed  # type: ignore[method-assign, assignment]
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -167,14 +170,14 @@ async def _window(kind: str, duration: float) -> tuple[float, float, float]:
     return max(samples, default=0.0), logged / duration, callbacks.longest
 
 
-def _figure(name: str, value: float, baseline: float) -> dict[str, Any]:
+def _figure(name: str, value: float, baseline: float) -> Figure:
     bar = BARS[name]
     ok = value >= bar["limit"] if bar["op"] == ">=" else value <= bar["limit"]
     return {"value": round(value, 1), "unit": UNITS[name], "baseline": round(baseline, 1),
             "ratio": round(value / baseline, 3) if baseline else None, "bar": bar, "ok": ok}
 
 
-def run(quick: bool = False) -> dict[str, dict[str, Any]]:
+def run(quick: bool = False) -> Figures:
     """Quick: one 2 s window each. Full: the worst of three 3 s windows each."""
     repeats, duration = (1, 2.0) if quick else (3, 3.0)
     asyncio.run(_window("small", 0.5))  # warm-up: imports, CSS, first-mount caches

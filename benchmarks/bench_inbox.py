@@ -15,11 +15,14 @@ import random
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dsh_tui.harness import Inbox, Session, user_message
 
-BAR = {"on": "ratio", "op": "<=", "limit": 5}
+if TYPE_CHECKING:
+    from benchmarks.figures import Bar, Figures
+
+BAR: Bar = {"on": "ratio", "op": "<=", "limit": 5}
 SIZE = 10_000
 KINDS = ("append", "prepend", "replace", "remove", "move", "splice")
 
@@ -99,7 +102,7 @@ def _best(fn: Callable[[list[tuple[str, int, int]]], float], plan: list[tuple[st
     return min(fn(plan) for _ in range(repeat))
 
 
-def run(quick: bool = False) -> dict[str, dict[str, Any]]:
+def run(quick: bool = False) -> Figures:
     plan = _plan(100 if quick else 500)
     repeat = 3 if quick else 5  # best of: a 2-core machine shared with other work
     inbox = _best(run_inbox, plan, repeat)

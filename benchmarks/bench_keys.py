@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -41,7 +41,10 @@ from benchmarks.bench_soak import AGENTS, REAL_RATE, World
 from benchmarks.bench_stream import SIZE, _percentile
 from dsh_tui.ui.app import DshApp
 
-BAR = {"on": "value", "op": "<=", "limit": 33}
+if TYPE_CHECKING:
+    from benchmarks.figures import Bar, Figures
+
+BAR: Bar = {"on": "value", "op": "<=", "limit": 33}
 ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 TIMEOUT = 5.0
 
@@ -122,7 +125,7 @@ async def _typing(keys: int, streaming: bool) -> list[float]:
     return probe.latencies
 
 
-def run(quick: bool = False) -> dict[str, dict[str, Any]]:
+def run(quick: bool = False) -> Figures:
     keys = 40 if quick else 150
     asyncio.run(_typing(5, streaming=False))  # warm-up: imports, CSS, first-mount caches
     gc.collect()

@@ -20,13 +20,16 @@ import gc
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dsh_tui.compose import build_context
 from dsh_tui.harness import AgentOptions, CreateAgentOptions, user_message
 from dsh_tui.llm.scripted import ScriptedModel, text
+
+if TYPE_CHECKING:
+    from benchmarks.figures import Figure, Figures
 
 
 class _FastModel:
@@ -103,7 +106,7 @@ def _baseline(events: int, repeat: int = 3) -> float:
     return best
 
 
-def _figure(value: float, unit: str, baseline: float, limit: float) -> dict[str, Any]:
+def _figure(value: float, unit: str, baseline: float, limit: float) -> Figure:
     """A rate against the bare-list rate: `ratio` is value / baseline (higher is better)."""
     ratio = value / baseline if baseline else None
     return {"value": round(value, 1), "unit": unit, "baseline": round(baseline, 1),
@@ -112,7 +115,7 @@ def _figure(value: float, unit: str, baseline: float, limit: float) -> dict[str,
             "ok": ratio is not None and ratio >= limit}
 
 
-def run(quick: bool = False) -> dict[str, dict[str, Any]]:
+def run(quick: bool = False) -> Figures:
     turns = 200 if quick else 1000
     chunks = 20_000 if quick else 100_000
     turn_time, turn_events = asyncio.run(_turns(turns))

@@ -32,8 +32,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -42,9 +43,14 @@ sys.path.insert(0, str(ROOT / "tests" / "remote"))
 from benchmarks.bench_keys import ALPHABET, Probe  # noqa: E402
 from benchmarks.bench_soak import REAL_RATE, World  # noqa: E402
 from benchmarks.bench_stream import SIZE, _percentile  # noqa: E402
+from benchmarks.figures import Bar, Figure, Figures  # noqa: E402
 from dsh_tui.harness import CreateAgentOptions, user_message  # noqa: E402
 from dsh_tui.remote import RemoteAgent, RemoteWorld, attach, parse_endpoint  # noqa: E402
 from dsh_tui.ui.app import DshApp  # noqa: E402
+
+if TYPE_CHECKING:  # the remote tests' helpers, imported for real only when a run needs them
+    from conftest import ModelThread
+    from remote_runtime import RuntimeProcess
 
 SESSIONS = 20
 STREAMING = 5
@@ -53,8 +59,17 @@ BUSY = "busy [words=400] [pause=0.02]"
 """A reply of 400 chunks at 50 chunks/s (REAL_RATE)."""
 
 
-def _figure(value: float, baseline: float | None, bar: dict[str, Any], unit: str = "ms"
-            ) -> dict[str, Any]:
+class RemoteFigure(Figure, total=False):
+    """A figure with what the run saw beside it (printed and kept in `--json`, not judged)."""
+
+    chunks_per_s: int
+    baseline_chunks_per_s: int
+    reconnects: int
+    resent_and_skipped: int
+
+
+def _figure(value: float, baseline: float | None, bar: Bar, unit: str = "ms"
+            ) -> RemoteFigure:
     ratio = value / baseline if baseline else None
     subject = value if bar["on"] == "value" else ratio
     ok = subject is not None and (subject <= bar["limit"] if bar["op"] == "<=" else
@@ -72,8 +87,8 @@ class Runtime:
         from remote_runtime import RuntimeProcess, find_dsh
 
         dsh, self.why = find_dsh()
-        self.model: Any = None
-        self.process: Any = None
+        self.model: ModelThread | None = None
+        self.process: RuntimeProcess | None = None
         if dsh is None:
             return
         self.tmp = tempfile.TemporaryDirectory(prefix="dsh-bench-")
@@ -85,7 +100,13 @@ class Runtime:
     async def world(self) -> RemoteWorld:
         from remote_runtime import ROUTE
 
-        return await attach(parse_endpoint(self.line), cwd=str(self.process.work), route=ROUTE)
+        return await attach(parse_endpoint(self.line), cwd=str(self.running.work), route=ROUTE)
+
+    @property
+    def running(self) -> RuntimeProcess:
+        """The runtime process (`run` measures nothing when there is none)."""
+        assert self.process is not None
+        return self.process
 
     def close(self) -> None:
         if self.process is not None:
@@ -133,7 +154,7 @@ async def _first_screen(build: Callable[[], Any], count: int) -> float:
     return elapsed * 1000
 
 
-async def _attach_figure(runtime: Runtime, repeats: int) -> dict[str, Any]:
+async def _attach_figure(runtime: Runtime, repeats: int) -> RemoteFigure:
     async def remote() -> Any:
         world = await runtime.world()
         return world.ctx, world.close
@@ -275,17 +296,27 @@ async def _local_streaming(keys: int) -> tuple[list[float], list[float], float]:
 # -- forced reconnects -----------------------------------------------------------------------
 
 
-async def _reconnects(runtime: Runtime, drops: int) -> dict[str, Any]:
+def _reconnected(world: RemoteWorld, before: int) -> bool:
+    return world.mux.reconnects > before and world.mux.connected
+
+
+def _stored(runtime: Runtime, agent: RemoteAgent) -> bool:
+    """The runtime has stored every event this client admitted for `agent`."""
+    return len(runtime.running.stored_log(agent.id)[1]) >= agent.session.seq
+
+
+async def _reconnects(runtime: Runtime, drops: int) -> RemoteFigure:
     from remote_support import Frames, stored_chunks
 
     world = await runtime.world()
     frames = Frames(world)
     lost = 0
     try:
-        agents = []
+        agents: list[RemoteAgent] = []
         for n in range(2):
             handle = await world.ctx.agents.create(CreateAgentOptions(
                 session_id=f"drops-{n}-{time.monotonic_ns()}"))
+            assert isinstance(handle.agent, RemoteAgent)
             agents.append(handle.agent)
         rng = random.Random(20)
         for agent in agents:
@@ -296,14 +327,12 @@ async def _reconnects(runtime: Runtime, drops: int) -> dict[str, Any]:
             await asyncio.sleep(rng.uniform(0.1, 0.4))
             before = world.mux.reconnects
             await world.mux.drop()
-            await _until(lambda before=before: world.mux.reconnects > before
-                         and world.mux.connected, 30)
+            await _until(partial(_reconnected, world, before), 30)
         await _until(lambda: all(a.status == "idle" and not a.inbox.has_pending
                                  for a in agents), 120)
         for agent in agents:
-            await _until(lambda agent=agent: len(runtime.process.stored_log(agent.id)[1])
-                         >= agent.session.seq, 30)
-            _header, stored = runtime.process.stored_log(agent.id)
+            await _until(partial(_stored, runtime, agent), 30)
+            _header, stored = runtime.running.stored_log(agent.id)
             wire = agent.session.wire
             lost += abs(len(stored) - len(wire))
             lost += sum(1 for a, b in zip(stored, wire, strict=False) if a != b)
@@ -326,26 +355,28 @@ async def _reconnects(runtime: Runtime, drops: int) -> dict[str, Any]:
     return figure
 
 
-def run(quick: bool = False) -> dict[str, dict[str, Any]]:
+def run(quick: bool = False) -> Figures:
     runtime = Runtime()
     if runtime.process is None:
         print(f"bench_remote: skipped: {runtime.why}", file=sys.stderr)
         return {}
 
-    async def measure() -> dict[str, dict[str, Any]]:
+    async def measure() -> Figures:
         await _seed_sessions(runtime)
-        figures = {"remote.attach_first_screen_ms": await _attach_figure(runtime,
-                                                                          1 if quick else 3)}
+        figures: Figures = {"remote.attach_first_screen_ms": await _attach_figure(
+            runtime, 1 if quick else 3)}
         keys = 40 if quick else 150
         local_keys, local_lag, local_rate = await _local_streaming(keys)
         remote_keys, remote_lag, remote_rate = await _remote_streaming(runtime, keys)
-        rates = {"chunks_per_s": round(remote_rate), "baseline_chunks_per_s": round(local_rate)}
-        figures["remote.keys_p99_ms"] = {**_figure(
-            _percentile(remote_keys, 0.99), _percentile(local_keys, 0.99),
-            {"on": "value", "op": "<=", "limit": 33}), **rates}
-        figures["remote.stream_lag_p99_ms"] = {**_figure(
-            _percentile(remote_lag, 0.99), _percentile(local_lag, 0.99),
-            {"on": "value", "op": "<=", "limit": 50}), **rates}
+        keys_figure = _figure(_percentile(remote_keys, 0.99), _percentile(local_keys, 0.99),
+                              {"on": "value", "op": "<=", "limit": 33})
+        lag_figure = _figure(_percentile(remote_lag, 0.99), _percentile(local_lag, 0.99),
+                             {"on": "value", "op": "<=", "limit": 50})
+        for rated in (keys_figure, lag_figure):
+            rated["chunks_per_s"] = round(remote_rate)
+            rated["baseline_chunks_per_s"] = round(local_rate)
+        figures["remote.keys_p99_ms"] = keys_figure
+        figures["remote.stream_lag_p99_ms"] = lag_figure
         figures["remote.reconnect_lost_or_duplicated"] = await _reconnects(
             runtime, 5 if quick else RECONNECTS)
         return figures

@@ -14,13 +14,16 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dsh_tui.harness import Session, user_message
 from dsh_tui.harness.persistence import JsonlPersistence
 from dsh_tui.harness.persistence.writer import SessionWriter
 
-BAR = {"on": "ratio", "op": "<=", "limit": 3}
+if TYPE_CHECKING:
+    from benchmarks.figures import Bar, Figures
+
+BAR: Bar = {"on": "ratio", "op": "<=", "limit": 3}
 EVENTS = 100_000
 SESSION_ID = "bench-resume"
 WORDS = ("the", " quick", " brown", " fox", " jumps", " over", " the", " lazy", " dog", ".",
@@ -111,7 +114,7 @@ def _best(fn: Any, repeat: int) -> float:
     return best
 
 
-def run(quick: bool = False) -> dict[str, dict[str, Any]]:
+def run(quick: bool = False) -> Figures:
     repeat = 1 if quick else 3
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

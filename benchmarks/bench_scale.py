@@ -36,24 +36,35 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.bench_resume import build_session
 from dsh_tui.compose import build_context
-from dsh_tui.harness import AgentOptions, CreateAgentOptions, Session, dumps_compact, user_message
+from dsh_tui.harness import (
+    Agent,
+    AgentOptions,
+    CreateAgentOptions,
+    Inbox,
+    Session,
+    dumps_compact,
+    user_message,
+)
 from dsh_tui.llm.scripted import ScriptedModel
 from dsh_tui.ui.app import DshApp
 from dsh_tui.ui.state.agent_view import AgentView
+
+if TYPE_CHECKING:
+    from benchmarks.figures import Bar, Figure, Figures
 
 ROOTS = 50
 CHILDREN = 3  # 50 * (1 + 3) = 200 agents
 BIG_EVENTS = 100_000
 INBOX_ITEMS = 10_000
 SIZE = (160, 50)
-SELECT_BAR = {"on": "value", "op": "<=", "limit": 200}
-MEMORY_BAR = {"on": "value", "op": "<=", "limit": 2048}
+SELECT_BAR: Bar = {"on": "value", "op": "<=", "limit": 200}
+MEMORY_BAR: Bar = {"on": "value", "op": "<=", "limit": 2048}
 BIG_ID = "big-session"
 INBOX_ID = "big-inbox"
 
@@ -95,7 +106,9 @@ async def build_world() -> tuple[Any, list[Any]]:
             handles.append(await root.agent.ctx.agents.create(CreateAgentOptions(
                 session_id=child_id, agent_options=route, seed=history,
                 meta={"parentSession": root_id, "origin": "subagent", "delegationDepth": 1})))
-    inbox = ctx.agents.get(INBOX_ID).inbox
+    inbox_agent = ctx.agents.get(INBOX_ID)
+    assert inbox_agent is not None
+    inbox = inbox_agent.inbox
     for i in range(INBOX_ITEMS):
         inbox.append("next-turn", user_message(f"queued follow-up {i}: check part {i % 97}",
                                                id=f"q-{i:05d}"))
@@ -122,8 +135,10 @@ def _inbox_listed(app: DshApp, view: AgentView) -> bool:
     if inbox.view is not view or not inbox.is_mounted or not inbox.option_count:
         return False
     fills = getattr(inbox, "fills_pane", None)
-    return fills if fills is not None else inbox.option_count >= min(len(view.agent.inbox),
-                                                                     100)
+    if fills is not None:
+        return fills
+    # This world's agents are local: their inbox is the harness's Inbox, which has a length.
+    return inbox.option_count >= min(len(cast(Inbox, view.agent.inbox)), 100)
 
 
 async def _time_select(app: DshApp, agent_id: str,
@@ -185,7 +200,7 @@ def _memory() -> tuple[float, float, float]:
         _Agent.session = session  # type: ignore[attr-defined]
         gc.collect()
         before_view = tracemalloc.get_traced_memory()[0]
-        view = AgentView(_Agent())
+        view = AgentView(cast(Agent, _Agent()))
         view.catch_up()
         gc.collect()
         viewed = tracemalloc.get_traced_memory()[0] - before_view
@@ -197,7 +212,7 @@ def _memory() -> tuple[float, float, float]:
     return stored / count, viewed / count, line
 
 
-def _select_figure(times: list[float], base: list[float]) -> dict[str, Any]:
+def _select_figure(times: list[float], base: list[float]) -> Figure:
     value = statistics.median(times) * 1000
     baseline = statistics.median(base) * 1000
     return {"value": round(value, 1), "unit": "ms", "baseline": round(baseline, 1),
@@ -205,13 +220,13 @@ def _select_figure(times: list[float], base: list[float]) -> dict[str, Any]:
             "ok": value <= SELECT_BAR["limit"]}
 
 
-def _memory_figure(value: float, line: float) -> dict[str, Any]:
+def _memory_figure(value: float, line: float) -> Figure:
     return {"value": round(value), "unit": "B/event", "baseline": round(line, 1),
             "ratio": round(value / line, 2), "bar": MEMORY_BAR,
             "ok": value <= MEMORY_BAR["limit"]}
 
 
-def run(quick: bool = False) -> dict[str, dict[str, Any]]:
+def run(quick: bool = False) -> Figures:
     times = asyncio.run(_selections(3 if quick else 7))
     per_event, view_per_event, line = _memory()
     return {

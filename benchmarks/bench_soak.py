@@ -49,7 +49,7 @@ import time
 import tracemalloc
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -59,6 +59,9 @@ from dsh_tui.harness import AgentOptions, CreateAgentOptions, Session, user_mess
 from dsh_tui.harness.eventlog import forget_decoded
 from dsh_tui.harness.persistence import JsonlPersistence
 from dsh_tui.ui.app import DshApp
+
+if TYPE_CHECKING:
+    from benchmarks.figures import Bar, Figure, Figures
 
 AGENTS = 20
 RATE = 250.0
@@ -506,7 +509,7 @@ def _run_child(spec: dict[str, Any]) -> dict[str, Any]:
     raise ValueError(mode)
 
 
-BARS: dict[str, dict[str, Any]] = {
+BARS: dict[str, Bar] = {
     "soak.p99_lag_ms": {"on": "value", "op": "<=", "limit": 100},
     "soak.max_lag_ms": {"on": "value", "op": "<=", "limit": 250},
     "soak.rss_mb_per_hour": {"on": "value", "op": "<=", "limit": 100},
@@ -519,7 +522,7 @@ UNITS = {"soak.p99_lag_ms": "ms", "soak.max_lag_ms": "ms", "soak.rss_mb_per_hour
          "soak.full_collect_ms": "ms"}
 
 
-def _figure(name: str, value: float, baseline: float | None) -> dict[str, Any]:
+def _figure(name: str, value: float, baseline: float | None) -> Figure:
     bar = BARS[name]
     ratio = value / baseline if baseline else None
     subject = value if bar["on"] == "value" else ratio
@@ -530,7 +533,7 @@ def _figure(name: str, value: float, baseline: float | None) -> dict[str, Any]:
             "ratio": round(ratio, 3) if ratio is not None else None, "bar": bar, "ok": ok}
 
 
-def run(quick: bool = False) -> dict[str, dict[str, Any]]:
+def run(quick: bool = False) -> Figures:
     duration = 10.0 if quick else 60.0
     old = _child({"mode": "window", "seconds": duration, "old": True})
     new = _child({"mode": "window", "seconds": duration, "old": False})

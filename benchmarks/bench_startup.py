@@ -30,13 +30,16 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # only for mypy: the child processes this file starts import nothing more
+    from benchmarks.figures import Bar, Figure, Figures
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 READY = "first-screen-ready"
-VERSION_BAR = {"on": "value", "op": "<=", "limit": 300}
-SCREEN_BAR = {"on": "value", "op": "<=", "limit": 1500}
+VERSION_BAR: Bar = {"on": "value", "op": "<=", "limit": 300}
+SCREEN_BAR: Bar = {"on": "value", "op": "<=", "limit": 1500}
 SCREEN_GOAL_MS = 600
 
 
@@ -94,13 +97,13 @@ def _median_ms(fn: Any, argv: list[str], env: dict[str, str], runs: int) -> floa
     return statistics.median(fn(argv, env) for _ in range(runs)) * 1000
 
 
-def _figure(value: float, baseline: float, bar: dict[str, Any]) -> dict[str, Any]:
+def _figure(value: float, baseline: float, bar: Bar) -> Figure:
     return {"value": round(value, 1), "unit": "ms", "baseline": round(baseline, 1),
             "ratio": round(value / baseline, 2) if baseline else None, "bar": bar,
             "ok": value <= bar["limit"]}
 
 
-def run(quick: bool = False) -> dict[str, dict[str, Any]]:
+def run(quick: bool = False) -> Figures:
     runs = 5 if quick else 15
     screen_runs = 3 if quick else 7
     me = str(Path(__file__).resolve())

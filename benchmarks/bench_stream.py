@@ -38,7 +38,7 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -47,12 +47,15 @@ from dsh_tui.harness import AgentOptions, CreateAgentOptions, user_message
 from dsh_tui.harness.persistence import JsonlPersistence
 from dsh_tui.ui.app import DshApp
 
+if TYPE_CHECKING:
+    from benchmarks.figures import Bar, Figure, Figures
+
 AGENTS = 20
 RATE = 250.0  # chunks/s per agent: 5,000 chunks/s offered in total
 LAG_INTERVAL = 0.010
 SIZE = (160, 50)
 
-BARS: dict[str, dict[str, Any]] = {
+BARS: dict[str, Bar] = {
     "stream.chunks_per_s": {"on": "value", "op": ">=", "limit": 4900},
     "stream.renders_per_s": {"on": "value", "op": "<=", "limit": 60},
     "stream.p99_lag_ms": {"on": "value", "op": "<=", "limit": 33},
@@ -228,7 +231,7 @@ async def _one_run(duration: float, agents: int = AGENTS,
     return Window(model.end - model.start, logged, renders, samples)
 
 
-def _figure(name: str, value: float, baseline: float) -> dict[str, Any]:
+def _figure(name: str, value: float, baseline: float) -> Figure:
     bar = BARS[name]
     ratio = value / baseline if baseline else None
     ok = value >= bar["limit"] if bar["op"] == ">=" else value <= bar["limit"]
@@ -244,7 +247,7 @@ def _runs(count: int, duration: float, flush_interval: float | None = None) -> l
     return windows
 
 
-def run(quick: bool = False) -> dict[str, dict[str, Any]]:
+def run(quick: bool = False) -> Figures:
     """Quick: one 3 s window (baseline 1.5 s). Full: three 10 s windows pooled (baseline:
     two 4 s windows), because one window's p99 (its 9th-worst wake-up) moved by
     +-10 ms from run to run on this 2-core machine."""

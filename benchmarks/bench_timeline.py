@@ -28,7 +28,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -38,12 +38,15 @@ from dsh_tui.llm.scripted import ScriptedModel
 from dsh_tui.ui.app import DshApp
 from dsh_tui.ui.screens.timeline import TimelineScreen
 
+if TYPE_CHECKING:
+    from benchmarks.figures import Bar, Figure, Figures
+
 OPERATIONS = 10_000
 SIZE = (160, 50)
 BIG_ID = "steered"
 SMALL_ID = "small"
-RATIO_BAR = {"on": "ratio", "op": "<=", "limit": 3}
-COMPLETE_BAR = {"on": "value", "op": "<=", "limit": 3000}
+RATIO_BAR: Bar = {"on": "ratio", "op": "<=", "limit": 3}
+COMPLETE_BAR: Bar = {"on": "value", "op": "<=", "limit": 3000}
 TIMEOUT = 60.0
 
 
@@ -72,7 +75,9 @@ async def build_world(operations: int) -> tuple[Any, list[Any]]:
     route = AgentOptions(provider="scripted", model="scripted")
     handles = [await ctx.agents.create(CreateAgentOptions(session_id=name, agent_options=route))
                for name in (SMALL_ID, BIG_ID)]
-    steer(ctx.agents.get(BIG_ID).inbox, operations)
+    big = ctx.agents.get(BIG_ID)
+    assert big is not None
+    steer(big.inbox, operations)
     return ctx, handles
 
 
@@ -189,7 +194,7 @@ async def measure(repeat: int, operations: int = OPERATIONS) -> dict[str, list[f
     return times
 
 
-def _figure(values: list[float], base: list[float], bar: dict[str, Any]) -> dict[str, Any]:
+def _figure(values: list[float], base: list[float], bar: Bar) -> Figure:
     value = statistics.median(values) * 1000
     baseline = statistics.median(base) * 1000
     ratio = value / baseline if baseline else None
@@ -199,7 +204,7 @@ def _figure(values: list[float], base: list[float], bar: dict[str, Any]) -> dict
             "ok": judged is not None and judged <= bar["limit"]}
 
 
-def run(quick: bool = False) -> dict[str, dict[str, Any]]:
+def run(quick: bool = False) -> Figures:
     times = asyncio.run(measure(2 if quick else 5))
     return {
         "timeline.first_screen_ms": _figure(times["first"], times["log"], RATIO_BAR),

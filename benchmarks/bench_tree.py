@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -37,10 +37,13 @@ from textual import events
 from benchmarks.bench_soak import AGENTS, REAL_RATE, World
 from benchmarks.bench_stream import SIZE
 
+if TYPE_CHECKING:
+    from benchmarks.figures import Bar, Figures
+
 BURST = 30
 TIMEOUT = 10.0
-SETTLE_BAR = {"on": "value", "op": "<=", "limit": 150}
-LOADS_BAR = {"on": "value", "op": "<=", "limit": 1}
+SETTLE_BAR: Bar = {"on": "value", "op": "<=", "limit": 150}
+LOADS_BAR: Bar = {"on": "value", "op": "<=", "limit": 1}
 
 
 class Watch:
@@ -122,7 +125,7 @@ async def _rounds(keys: int, repeats: int) -> list[tuple[float, int]]:
     return out
 
 
-def run(quick: bool = False) -> dict[str, dict[str, Any]]:
+def run(quick: bool = False) -> Figures:
     repeats = 4 if quick else 10
     gc.collect()
     single = asyncio.run(_rounds(1, repeats))

@@ -36,7 +36,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -46,6 +46,9 @@ from benchmarks.bench_soak import rss_mb
 from dsh_tui.harness import dumps_compact
 from dsh_tui.harness.persistence.header import header_line
 from dsh_tui.harness.persistence.pages import PAGE_BYTES
+
+if TYPE_CHECKING:
+    from benchmarks.figures import Bar, Figures
 
 GB = 1024 ** 3
 SCROLL_BYTES = 32 * 1024 * 1024
@@ -58,11 +61,11 @@ def write_log(path: Path, size: int) -> int:
     (the last copy cut short, so the file is no bigger than `size`)."""
     session = build_session(BLOCK_EVENTS)
     records = [event.to_json() for event in session.events]
-    parts = []
+    parts: list[tuple[bytes, bytes]] = []
     for record in records:  # a line split around its seq, so a copy costs one format
         record["seq"] = -1
-        before, after = dumps_compact(record).split('"seq":-1', 1)
-        parts.append(((before + '"seq":').encode(), after.encode() + b"\n"))
+        head_text, tail_text = dumps_compact(record).split('"seq":-1', 1)
+        parts.append(((head_text + '"seq":').encode(), tail_text.encode() + b"\n"))
     written = 0
     seq = 0
     with path.open("wb") as handle:
@@ -88,6 +91,7 @@ def write_log(path: Path, size: int) -> int:
 
 async def _open(path: Path, scroll: int) -> dict[str, float]:
     from dsh_tui.compose import open_log
+    from dsh_tui.harness.readonly import ReadOnlySession
     from dsh_tui.ui.app import DshApp
 
     warm = path.with_name("warm.jsonl")
@@ -112,7 +116,7 @@ async def _open(path: Path, scroll: int) -> dict[str, float]:
             await asyncio.sleep(0.001)
         opened = time.perf_counter() - start
         rss_open = rss_mb() - rss0
-        session = agent.session
+        session = cast(ReadOnlySession, agent.session)  # a log's window: how far it reaches
         initial = session.skipped_bytes
         stop = max(0, initial - scroll)
         steps, peak = 0, 0.0
@@ -137,7 +141,7 @@ def _child(path: Path, scroll: int) -> dict[str, float]:
     raise RuntimeError(f"view child failed:\n{proc.stdout[-2000:]}{proc.stderr[-4000:]}")
 
 
-def run(quick: bool = False) -> dict[str, dict[str, Any]]:
+def run(quick: bool = False) -> Figures:
     size = GB // 8 if quick else GB
     with tempfile.TemporaryDirectory(prefix="dsh-view-bench-") as tmp:
         small = Path(tmp) / "small.jsonl"
@@ -151,8 +155,8 @@ def run(quick: bool = False) -> dict[str, dict[str, Any]]:
         measured = _child(big, scroll)
         print(f"view: {file_mb:,.0f} MB log: {measured}; {small.stat().st_size / 1e6:.0f} MB "
               f"log: {base}", flush=True)
-    open_bar = {"on": "value", "op": "<=", "limit": 2000}
-    rss_bar = {"on": "value", "op": "<=", "limit": 256}
+    open_bar: Bar = {"on": "value", "op": "<=", "limit": 2000}
+    rss_bar: Bar = {"on": "value", "op": "<=", "limit": 256}
     rss_ratio = measured["rss_mb"] / file_mb
     return {
         "view.open_1gb_ms": {"value": round(measured["open_ms"], 1), "unit": "ms",

@@ -1,6 +1,6 @@
 """Run every benchmark: `python benchmarks/run.py [--quick] [--json FILE] [--only NAME ...]`.
 
-Each `benchmarks/bench_*.py` exposes `run(quick: bool) -> dict` of figures:
+Each `benchmarks/bench_*.py` exposes `run(quick: bool) -> Figures` (typed in `figures.py`):
 
     {name: {"value": number, "unit": str, "baseline": number | None,
             "ratio": number | None, "bar": {"on": "value" | "ratio",
@@ -29,7 +29,10 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from benchmarks.figures import Figure, Figures
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -45,7 +48,7 @@ def discover() -> list[str]:
     return [n for n in ORDER if n in names] + [n for n in names if n not in ORDER]
 
 
-def check_bar(figure: dict[str, Any]) -> bool:
+def check_bar(figure: Figure) -> bool:
     """Recompute `ok` from the bar (a benchmark's own `ok` must agree with it)."""
     bar = figure["bar"]
     subject = figure["value"] if bar["on"] == "value" else figure["ratio"]
@@ -54,7 +57,7 @@ def check_bar(figure: dict[str, Any]) -> bool:
     return bool(subject <= bar["limit"] if bar["op"] == "<=" else subject >= bar["limit"])
 
 
-def _number(value: Any) -> str:
+def _number(value: float | None) -> str:
     if value is None:
         return "—"
     if isinstance(value, float) and abs(value) < 10:
@@ -62,7 +65,7 @@ def _number(value: Any) -> str:
     return f"{value:,.1f}" if isinstance(value, float) else f"{value:,}"
 
 
-def format_line(name: str, figure: dict[str, Any], width: int) -> str:
+def format_line(name: str, figure: Figure, width: int) -> str:
     bar = figure["bar"]
     unit = figure["unit"]
     on = "" if bar["on"] == "value" else "ratio "
@@ -89,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     mode = "quick" if args.quick else "full"
     print(f"dsh-tui benchmarks ({mode}) · Python {platform.python_version()} · "
           f"{platform.system()} {platform.machine()} · {_cpus()} CPU(s)", flush=True)
-    figures: dict[str, dict[str, Any]] = {}
+    figures: Figures = {}
     failed: list[str] = []
     width = 28
     started = time.perf_counter()
@@ -98,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             module = importlib.import_module(f"benchmarks.bench_{name}")
             gc.collect()
-            result = module.run(args.quick)
+            result: Figures = module.run(args.quick)
         except Exception:
             failed.append(name)
             print(f"{name}: FAILED to run", flush=True)
