@@ -88,7 +88,9 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
         self.render_count = 0
         """Syncs that changed the rows (tests count them)."""
         self.drawn = 0
-        """Row renders that were not already kept (tests and benchmarks count them)."""
+        """Rows rendered anew (not already kept): tests and benchmarks count them."""
+        self.lines_drawn = 0
+        """Lines Textual asked for (a repaint of the whole pane asks for every line)."""
         self.measured = 0
         """How many of `rows`, from the first, have their exact height (the rest count
         their fewest lines until they come near the view)."""
@@ -97,6 +99,7 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
         self._positions: list[int | None] = []
         self._heights: list[int] = []
         self._starts: list[int] = [0]
+        self._measured_width = 0
         """The first line of each row, and the line count last."""
         self._highlighted: int | None = None
         self._hover: int | None = None
@@ -171,14 +174,13 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
         self.rows = rows
         self._positions = positions
         self._keys = [row_key(row, number) for row, number in zip(rows, positions, strict=True)]
-        self._heights = [least_lines(row) for row in rows]
-        self.measured = 0
-        self._layout()
+        self._reset_heights()
         self.render_count += 1
         kept = self._index_of(keep)
         self._measure_lines(round(self.scroll_y) + AHEAD_SCREENS * self._pane_height())
         if kept is not None:
             self._measure_row(kept)
+        self._fit()
         self._prune()
         keys, starts = self._keys, self._starts
         if len(old_keys) == len(keys) and old_starts == starts:
@@ -191,7 +193,7 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
                           or old_starts[index + 1] != starts[index + 1]),
                          min(len(old_keys), len(keys)))
             top = min(old_starts[first], starts[first])
-            self.refresh_lines(top, max(old_starts[-1], starts[-1]) - top + 1)
+            self._repaint(top, max(old_starts[-1], starts[-1]) - top + 1)
         self._restore(keep)
 
     def _prune(self) -> None:
@@ -231,9 +233,13 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
         """The pane's height in lines (a likely one before it is laid out)."""
         return self.size.height or 40
 
-    def _layout(self) -> None:
-        """The rows' first lines and the scrollable size from their heights."""
+    def _restart(self) -> None:
+        """The rows' first lines from their heights."""
         self._starts = [0, *accumulate(self._heights)]
+
+    def _fit(self) -> None:
+        """The scrollable size from the rows' lines. A change repaints the whole pane and
+        lays the screen out again, so it is set once, after the heights are known."""
         size = Size(self._width(), self._starts[-1])
         if size != self.virtual_size:
             self.virtual_size = size
@@ -245,10 +251,22 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
             prompt = self._prompts[key] = row_prompt(self.rows[index], self._positions[index])
         return prompt
 
+    def _reset_heights(self) -> None:
+        """Each row's height as last measured at this width, else its fewest lines; the
+        measured prefix starts again (a dictionary look-up a row while nothing changed)."""
+        width = self._measured_width = self._width()
+        measures = self._measures
+        self._heights = [measures.get((key, width)) or least_lines(row)
+                         for key, row in zip(self._keys, self.rows, strict=True)]
+        self.measured = 0
+        self._restart()
+
     def _measure_to(self, end: int) -> None:
         """Give rows up to `end` (exclusive) their exact heights."""
         end = min(end, len(self.rows))
         width = self._width()
+        if width != self._measured_width:
+            self._reset_heights()
         if end <= self.measured or width <= 0:
             return
         changed = False
@@ -263,10 +281,12 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
                 changed = True
         self.measured = end
         if changed:
-            self._layout()
+            self._restart()
 
     def _measure_lines(self, lines: int) -> None:
         """Measure rows until the measured ones cover `lines` lines (or every row)."""
+        if self._width() != self._measured_width:  # (a scrollbar came or went: no resize)
+            self._reset_heights()
         while self.measured < len(self.rows) and self._starts[self.measured] < lines \
                 and self._width() > 0:
             end, covered = self.measured, self._starts[self.measured]
@@ -287,12 +307,11 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
             self._starts[self.measured] >= self._pane_height()
 
     def on_resize(self, event: events.Resize) -> None:
-        self._heights = [least_lines(row) for row in self.rows]
-        self.measured = 0
-        self._layout()
+        self._reset_heights()
         self._measure_lines(round(self.scroll_y) + AHEAD_SCREENS * self._pane_height())
         if self._highlighted is not None:
             self._measure_row(self._highlighted)
+        self._fit()
         self.refresh()
         self._scroll_to_highlight()
 
@@ -301,9 +320,11 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
     def render_lines(self, crop: Region) -> list[Strip]:
         # Rows coming into view (and the next screen) get their heights before any is drawn.
         self._measure_lines(round(self.scroll_y) + AHEAD_SCREENS * self._pane_height())
+        self._fit()
         return super().render_lines(crop)
 
     def render_line(self, y: int) -> Strip:
+        self.lines_drawn += 1
         width = self._width()
         line = round(self.scroll_y) + y
         index = bisect_right(self._starts, line) - 1
@@ -345,7 +366,14 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
 
     def _refresh_row(self, index: int | None) -> None:
         if index is not None and 0 <= index < len(self.rows):
-            self.refresh_lines(self._starts[index], self._heights[index])
+            self._repaint(self._starts[index], self._heights[index])
+
+    def _repaint(self, first: int, count: int) -> None:
+        """Repaint lines `first`.. (`count` of them) where they are in view."""
+        top = round(self.scroll_y)
+        start, end = max(first, top), min(first + count, top + self._pane_height())
+        if start < end:
+            self.refresh_lines(start, end - start)
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
@@ -369,6 +397,7 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
         self._refresh_row(before)
         if index is not None:
             self._measure_row(index)
+            self._fit()
             self._refresh_row(index)
             self._scroll_to_highlight()
 
