@@ -238,10 +238,19 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
         self._starts = [0, *accumulate(self._heights)]
 
     def _fit(self) -> None:
-        """The scrollable size from the rows' lines. A change repaints the whole pane and
-        lays the screen out again, so it is set once, after the heights are known."""
-        size = Size(self._width(), self._starts[-1])
-        if size != self.virtual_size:
+        """The scrollable size from the rows' lines. Setting it repaints the whole pane and
+        lays the screen out again, so it is set once, after the heights are known, and
+        only kept (no repaint) while the rows fit the pane before and after: a row more
+        or less there moves no scrollbar and no scroll range, and the lines that changed
+        are repainted by themselves."""
+        size, before = Size(self._width(), self._starts[-1]), self.virtual_size
+        if size == before:
+            return
+        fits = self.scrollable_content_region.height
+        if size.width == before.width and max(size.height, before.height) <= fits \
+                and not self.show_vertical_scrollbar:
+            self.set_reactive(InboxView.virtual_size, size)
+        else:
             self.virtual_size = size
 
     def _prompt(self, index: int) -> Content:
