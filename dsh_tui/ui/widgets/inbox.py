@@ -37,7 +37,7 @@ from ..state.lanes import lane_of, source_label
 from ..state.marks import Marks
 from .inbox_prompt import SELECTABLE, least_lines, row_id, row_key, row_prompt
 
-__all__ = ["InboxView", "row_prompt"]
+__all__ = ["InboxView"]
 
 AHEAD_SCREENS = 2
 """Rows are measured until they fill this many pane heights past the top of the view, so
