@@ -53,3 +53,43 @@ async def test_a_new_item_renders_itself_and_the_header_and_reuses_the_rows_belo
         # The header (its count) and the new item are rendered; the items above are not
         # repainted, and the receipts below moved down with the lines they had.
         assert inbox.drawn - drawn == 2
+
+
+async def test_keys_and_clicks_move_the_cursor_over_items_and_receipts_only() -> None:
+    """What an OptionList did for the pane: up and down skip headers (round past either
+    end), home, page down and page up, and a click on any line of a row highlights it (a
+    click on a header does not)."""
+    ctx, _ = world([hang()])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await running_with(pilot, agent, 30)
+        inbox = app.main.inbox
+        inbox.focus()
+        await pilot.pause()
+        assert inbox.highlighted_id == "msg:q0"
+        await pilot.press("up")  # round to the last row the cursor rests on: a receipt
+        row = inbox.highlighted_row()
+        assert row is not None and row.kind == "receipt"
+        await pilot.press("down", "down")  # round past the end, over two headers
+        assert inbox.highlighted_id == "msg:q1"
+        await pilot.press("home", "pagedown")
+        await pilot.pause()
+        paged = inbox.highlighted
+        assert paged is not None and inbox.rows[paged].kind == "item"
+        paged_at = inbox.scroll_y
+        assert inbox.row_span(paged)[0] >= inbox.size.height - 2 and paged_at > 0
+        await pilot.press("pageup")
+        await pilot.pause()
+        assert inbox.highlighted_id == "msg:q0" and inbox.scroll_y < paged_at
+        inbox.scroll_home(animate=False, immediate=True)
+        await pilot.pause()
+        second = next(i for i, row in enumerate(inbox.rows)
+                      if row.kind == "item" and row.message.id == "q2")
+        first_line, height = inbox.row_span(second)
+        assert height == 2
+        await pilot.click("#inbox", offset=(4, 1 + first_line + 1))  # (the border's line)
+        assert inbox.highlighted_id == "msg:q2"
+        header = next(i for i, row in enumerate(inbox.rows) if row.kind == "header")
+        await pilot.click("#inbox", offset=(4, 1 + inbox.row_span(header)[0]))
+        assert inbox.highlighted_id == "msg:q2"

@@ -517,6 +517,10 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
             return None
         return row_id(self.rows[index], index)
 
+    def row_span(self, index: int) -> tuple[int, int]:
+        """Row `index`'s first line in the pane's scrollable lines, and its line count."""
+        return self._starts[index], self._heights[index]
+
     def row_id(self, index: int) -> str:
         """Row `index`'s id (`msg:<id>`, `tomb:<n>`, `rcpt:<n>`, `header:<n>`, ...)."""
         return row_id(self.rows[index], index)
