@@ -13,8 +13,6 @@ within two pane heights of the view, so 10,000 queued items show at once
 
 from __future__ import annotations
 
-from bisect import bisect_right
-from itertools import accumulate
 from typing import Any, ClassVar, cast
 
 from rich.segment import Segment
@@ -35,6 +33,7 @@ from ..state.hold_view import item_badge
 from ..state.inbox_rows import RECENT_RECEIPTS, InboxRow, inbox_rows
 from ..state.lanes import lane_of, source_label
 from ..state.marks import Marks
+from ..state.row_lines import RowLines
 from .inbox_prompt import SELECTABLE, least_lines, row_id, row_key, row_prompt
 
 __all__ = ["InboxView"]
@@ -91,20 +90,15 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
         """Rows rendered anew (not already kept): tests and benchmarks count them."""
         self.lines_drawn = 0
         """Lines Textual asked for (a repaint of the whole pane asks for every line)."""
-        self.measured = 0
-        """How many of `rows`, from the first, have their exact height (the rest count
-        their fewest lines until they come near the view)."""
+        self.lines = RowLines()
+        """Where each row starts (`lines.measured` rows from the first are exact)."""
         self._snapshot: tuple[Any, ...] = ()
         self._keys: list[tuple[Any, ...]] = []
         self._positions: list[int | None] = []
-        self._heights: list[int] = []
-        self._starts: list[int] = [0]
-        self._measured_width = 0
         """The first line of each row, and the line count last."""
         self._highlighted: int | None = None
         self._hover: int | None = None
         self._prompts: dict[tuple[Any, ...], Content] = {}
-        self._measures: dict[tuple[tuple[Any, ...], int], int] = {}
         self._strips: dict[tuple[Any, ...], list[Strip]] = {}
         """(row key, width, look, focused) → the row's lines."""
 
@@ -162,7 +156,7 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
         """Take the new rows; repaint the rows whose key changed, and every line below the
         first change when a height or the row count changed."""
         keep = self.highlighted_id
-        old_keys, old_starts = self._keys, self._starts
+        old_keys, old_starts = self._keys, self.lines.starts
         position = 0
         positions: list[int | None] = []
         for row in rows:
@@ -174,7 +168,7 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
         self.rows = rows
         self._positions = positions
         self._keys = [row_key(row, number) for row, number in zip(rows, positions, strict=True)]
-        self._reset_heights()
+        self._reset_lines()
         self.render_count += 1
         kept = self._index_of(keep)
         self._measure_lines(round(self.scroll_y) + AHEAD_SCREENS * self._pane_height())
@@ -182,7 +176,7 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
             self._measure_row(kept)
         self._fit()
         self._prune()
-        keys, starts = self._keys, self._starts
+        keys, starts = self._keys, self.lines.starts
         if len(old_keys) == len(keys) and old_starts == starts:
             for index, key in enumerate(keys):
                 if old_keys[index] != key:
@@ -199,9 +193,9 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
     def _prune(self) -> None:
         """Forget the lines and measures of rows no longer listed."""
         listed = set(self._keys)
+        self.lines.prune()
         if len(self._prompts) > 2 * len(listed) + 16:
             self._prompts = {k: v for k, v in self._prompts.items() if k in listed}
-            self._measures = {k: v for k, v in self._measures.items() if k[0] in listed}
         if len(self._strips) > 4 * len(listed) + 16:
             self._strips = {k: v for k, v in self._strips.items() if k[0] in listed}
 
@@ -233,17 +227,13 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
         """The pane's height in lines (a likely one before it is laid out)."""
         return self.size.height or 40
 
-    def _restart(self) -> None:
-        """The rows' first lines from their heights."""
-        self._starts = [0, *accumulate(self._heights)]
-
     def _fit(self) -> None:
         """The scrollable size from the rows' lines. Setting it repaints the whole pane and
         lays the screen out again, so it is set once, after the heights are known, and
         only kept (no repaint) while the rows fit the pane before and after: a row more
         or less there moves no scrollbar and no scroll range, and the lines that changed
         are repainted by themselves."""
-        size, before = Size(self._width(), self._starts[-1]), self.virtual_size
+        size, before = Size(self._width(), self.lines.total), self.virtual_size
         if size == before:
             return
         fits = self.scrollable_content_region.height
@@ -260,63 +250,40 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
             prompt = self._prompts[key] = row_prompt(self.rows[index], self._positions[index])
         return prompt
 
-    def _reset_heights(self) -> None:
-        """Each row's height as last measured at this width, else its fewest lines; the
-        measured prefix starts again (a dictionary look-up a row while nothing changed)."""
-        width = self._measured_width = self._width()
-        measures = self._measures
-        self._heights = [measures.get((key, width)) or least_lines(row)
-                         for key, row in zip(self._keys, self.rows, strict=True)]
-        self.measured = 0
-        self._restart()
+    def _height_of(self, index: int) -> int:
+        """Row `index`'s line count at the pane's width (a wrap of its text)."""
+        return self._prompt(index).get_height(cast(RulesMap, self.styles), self.lines.width)
 
-    def _measure_to(self, end: int) -> None:
-        """Give rows up to `end` (exclusive) their exact heights."""
-        end = min(end, len(self.rows))
-        width = self._width()
-        if width != self._measured_width:
-            self._reset_heights()
-        if end <= self.measured or width <= 0:
-            return
-        changed = False
-        for index in range(self.measured, end):
-            key = (self._keys[index], width)
-            height = self._measures.get(key)
-            if height is None:
-                height = self._measures[key] = max(
-                    self._prompt(index).get_height(cast(RulesMap, self.styles), width), 1)
-            if height != self._heights[index]:
-                self._heights[index] = height
-                changed = True
-        self.measured = end
-        if changed:
-            self._restart()
+    def _reset_lines(self) -> None:
+        """The rows' lines from the heights kept for their keys at the pane's width."""
+        self.lines.reset(self._keys, [least_lines(row) for row in self.rows], self._width())
 
     def _measure_lines(self, lines: int) -> None:
-        """Measure rows until the measured ones cover `lines` lines (or every row)."""
-        if self._width() != self._measured_width:  # (a scrollbar came or went: no resize)
-            self._reset_heights()
-        while self.measured < len(self.rows) and self._starts[self.measured] < lines \
-                and self._width() > 0:
-            end, covered = self.measured, self._starts[self.measured]
-            while end < len(self.rows) and covered < lines:
-                covered += self._heights[end]
-                end += 1
-            self._measure_to(end)
+        """Measure rows until they cover `lines` lines; first, when the width changed
+        (a scrollbar came or went: no resize event), take the heights for this width."""
+        if self._width() != self.lines.width:
+            self._reset_lines()
+        self.lines.measure_lines(lines, self._height_of)
 
     def _measure_row(self, index: int) -> None:
         """Measure through row `index` and a pane height after it."""
-        self._measure_to(index + 1)
-        self._measure_lines(self._starts[index + 1] + self._pane_height())
+        self._measure_lines(0)  # (only the width check)
+        self.lines.measure_to(index + 1, self._height_of)
+        self._measure_lines(self.lines.starts[index + 1] + self._pane_height())
+
+    @property
+    def measured(self) -> int:
+        """How many of `rows`, from the first, have their exact height (the rest count
+        their fewest lines until they come near the view)."""
+        return self.lines.measured
 
     @property
     def fills_pane(self) -> bool:
         """Whether the measured rows cover the pane's height (or are every row)."""
-        return self.measured >= len(self.rows) or \
-            self._starts[self.measured] >= self._pane_height()
+        return self.lines.covers(self._pane_height())
 
     def on_resize(self, event: events.Resize) -> None:
-        self._reset_heights()
+        self._reset_lines()
         self._measure_lines(round(self.scroll_y) + AHEAD_SCREENS * self._pane_height())
         if self._highlighted is not None:
             self._measure_row(self._highlighted)
@@ -336,11 +303,11 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
         self.lines_drawn += 1
         width = self._width()
         line = round(self.scroll_y) + y
-        index = bisect_right(self._starts, line) - 1
-        if not 0 <= index < len(self.rows) or width <= 0:
+        index = self.lines.row_at(line)
+        if index is None or width <= 0:
             return Strip.blank(max(width, 0), self.get_visual_style(ROW).rich_style)
         strips = self._row_strips(index, width)
-        offset = line - self._starts[index]
+        offset = line - self.lines.starts[index]
         if offset >= len(strips):
             return Strip.blank(width, self.get_visual_style(ROW).rich_style)
         return strips[offset]
@@ -375,7 +342,7 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
 
     def _refresh_row(self, index: int | None) -> None:
         if index is not None and 0 <= index < len(self.rows):
-            self._repaint(self._starts[index], self._heights[index])
+            self._repaint(*self.row_span(index))
 
     def _repaint(self, first: int, count: int) -> None:
         """Repaint lines `first`.. (`count` of them) where they are in view."""
@@ -416,8 +383,8 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
             return
         if self.rows[index].kind not in SELECTABLE:
             return
-        self.scroll_to_region(Region(0, self._starts[index], self._width(),
-                                     self._heights[index]),
+        first, height = self.row_span(index)
+        self.scroll_to_region(Region(0, first, self._width(), height),
                               animate=False, force=True, immediate=True)
 
     def on_show(self) -> None:
@@ -475,11 +442,12 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
             self._edge(0 if direction < 0 else 1)
             return
         if direction > 0:
-            self._measure_lines(self._starts[self._highlighted] + 2 * self._pane_height())
+            self._measure_lines(self.row_span(self._highlighted)[0] +
+                                2 * self._pane_height())
         height = self.scrollable_content_region.height
-        line = max(0, min(self._starts[self._highlighted] + direction * height,
-                          self._starts[-1] - 1))
-        index = bisect_right(self._starts, line) - 1
+        line = max(0, min(self.row_span(self._highlighted)[0] + direction * height,
+                          self.lines.total - 1))
+        index = self.lines.row_at(line) or 0
         order = range(index, len(self.rows)) if direction > 0 else range(index, -1, -1)
         target = next((number for number in order if self._selectable(number)), None)
         if target is not None:
@@ -489,8 +457,7 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
         offset = event.get_content_offset(self)
         if offset is None:
             return None
-        index = bisect_right(self._starts, round(self.scroll_y) + offset.y) - 1
-        return index if 0 <= index < len(self.rows) else None
+        return self.lines.row_at(round(self.scroll_y) + offset.y)
 
     def on_click(self, event: events.Click) -> None:
         index = self._row_at(event)
@@ -519,7 +486,7 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
 
     def row_span(self, index: int) -> tuple[int, int]:
         """Row `index`'s first line in the pane's scrollable lines, and its line count."""
-        return self._starts[index], self._heights[index]
+        return self.lines.starts[index], self.lines.heights[index]
 
     def row_id(self, index: int) -> str:
         """Row `index`'s id (`msg:<id>`, `tomb:<n>`, `rcpt:<n>`, `header:<n>`, ...)."""
