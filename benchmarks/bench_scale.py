@@ -46,7 +46,6 @@ from dsh_tui.harness import (
     Agent,
     AgentOptions,
     CreateAgentOptions,
-    Inbox,
     Session,
     dumps_compact,
     user_message,
@@ -132,13 +131,9 @@ def _shows_last(app: DshApp, view: AgentView, before: int) -> bool:
 
 def _inbox_listed(app: DshApp, view: AgentView) -> bool:
     inbox = app.main.inbox
-    if inbox.view is not view or not inbox.is_mounted or not inbox.option_count:
+    if inbox.view is not view or not inbox.is_mounted or not inbox.rows:
         return False
-    fills = getattr(inbox, "fills_pane", None)
-    if fills is not None:
-        return fills
-    # This world's agents are local: their inbox is the harness's Inbox, which has a length.
-    return inbox.option_count >= min(len(cast(Inbox, view.agent.inbox)), 100)
+    return inbox.fills_pane
 
 
 async def _time_select(app: DshApp, agent_id: str,

@@ -21,7 +21,6 @@ from textual.color import Color
 from textual.content import Content
 from textual.style import Style
 from textual.widget import Widget
-from textual.widgets import OptionList
 
 from dsh_tui.harness import user_message
 from dsh_tui.ui.markdown_lines import Look, parse, render_part
@@ -109,11 +108,10 @@ def fill(element: str, widget: Widget, component: str) -> list[Seen]:
             Seen(f"{element} text", Color.from_rich_color(style.color), row, text=True)]
 
 
-def highlighted_text(element: str, options: OptionList) -> list[Seen]:
-    """Every piece of text on the highlighted option's lines (a lane badge, an id), on the
-    option's bar, as the widget draws its lines."""
-    bar = options.get_visual_style("option-list--option",
-                                   "option-list--option-highlighted").rich_style
+def highlighted_text(element: str, options: Any) -> list[Seen]:
+    """Every piece of text on the highlighted row's lines (a lane badge, an id), on the
+    row's bar, as the inbox draws its lines."""
+    bar = options.get_visual_style("inbox--row", "inbox--row-highlighted").rich_style
     out = []
     for y in range(options.scrollable_content_region.height):
         pieces = list(options.render_line(y))
@@ -226,7 +224,7 @@ async def _measure(theme: str) -> list[Seen]:
         seen += [part("tree guides", tree, "agent-tree--fold"),
                  *fill("tree selected row", tree, "agent-tree--cursor"),
                  *cursor_text("tree selected row", tree),
-                 *fill("inbox highlighted item", inbox, "option-list--option-highlighted"),
+                 *fill("inbox highlighted item", inbox, "inbox--row-highlighted"),
                  *highlighted_text("inbox highlighted item", inbox),
                  border("composer border, focused", composer),
                  part("key bar palette edge", main.query_one("KeyBar"),
@@ -236,7 +234,7 @@ async def _measure(theme: str) -> list[Seen]:
                 await focus(pane)
                 seen.append(border(f"{name} border, focused", pane))
         seen += [*fill("inbox highlighted item, focused", inbox,
-                       "option-list--option-highlighted"),
+                       "inbox--row-highlighted"),
                  *highlighted_text("inbox highlighted item, focused", inbox)]
 
         panel = main.breakpoint_panel

@@ -351,7 +351,7 @@ async def test_a_long_queue_builds_only_the_rows_that_fill_the_pane_and_the_rest
         listed = len(inbox.rows)
         assert listed >= LANE_ROW_LIMIT + 2  # a banner, two headers, 100 items, a hint
         height = inbox.size.height
-        assert inbox.fills_pane and inbox.option_count <= height + 8 < listed  # 2 screens
+        assert inbox.fills_pane and inbox.measured <= height + 8 < listed  # 2 screens
         assert "queued 0" in screen_text(app)
         inbox.focus()
         for _ in range(height):  # down through the first screen and on: rows keep coming
@@ -362,19 +362,19 @@ async def test_a_long_queue_builds_only_the_rows_that_fill_the_pane_and_the_rest
         assert f"{number}. " in screen_text(app) and f"queued {number - 1}" in screen_text(app)
         await pilot.press("end")
         await settle(pilot)
-        assert inbox.option_count == listed  # every row, the "… 9,900 more" hint last
+        assert inbox.measured == listed  # every row, the "… 9,900 more" hint last
         assert inbox.rows[-1].kind == "hint" and "9,900 more queued" in inbox.rows[-1].text
-        assert inbox.get_option_at_index(listed - 1).id == f"hint:{listed - 1}"
+        assert inbox.row_id(listed - 1) == f"hint:{listed - 1}"
         assert "100. " in screen_text(app)
         assert inbox.highlighted_id == f"msg:q{LANE_ROW_LIMIT - 1:05d}"
     app = make_app(ctx)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         inbox = app.main.inbox
-        built = inbox.option_count
+        built = inbox.measured
         inbox.scroll_end(animate=False, immediate=True)
         await settle(pilot)
-        assert inbox.option_count > built  # scrolling toward the end builds the next rows
+        assert inbox.measured > built  # scrolling toward the end builds the next rows
         inbox.highlight_message(f"q{LANE_ROW_LIMIT - 2:05d}")
         await settle(pilot)
         assert inbox.highlighted_id == f"msg:q{LANE_ROW_LIMIT - 2:05d}"

@@ -1,29 +1,31 @@
 """The inbox pane (`#inbox`): the selected agent's pending work, live and editable.
 
 Two lists, NEXT STEP (steering and injected context, delivered at the next step
-boundary) and NEXT TURN (queued follow-ups, one per turn). Every item shows its
-lane badge, its source, a short id and its text. Items that just left stay a
-moment: a green receipt when the agent claimed them, a struck-through tombstone
-with undo when they were discarded.
+boundary) and NEXT TURN (queued follow-ups, one per turn), then what a turn claimed but
+never sent, tombstones with undo and the receipts of what left last (`inbox_prompt`).
 
-The pane re-renders only when the projection changed: inbox snapshots are
-cached tuples, so an identity check tells whether anything moved. Only the rows that
-fill the pane and the next screen get options (Textual measures every option it holds);
-the rest are built as the person scrolls or moves toward them
+Drawn through the line API, as the agent tree: each row's lines are kept under what the
+row shows (`row_key`), its width and its look, and a sync repaints only the rows whose key
+changed (and the lines below a change of height). Row heights are measured as rows come
+within two pane heights of the view, so 10,000 queued items show at once
 (`scale.select_inbox_10k_ms`).
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
+from rich.segment import Segment
+from rich.style import Style
 from textual import events
-from textual.binding import BindingType
+from textual.binding import Binding, BindingType
 from textual.content import Content
-from textual.widgets import OptionList
-from textual.widgets.option_list import Option
+from textual.css.styles import RulesMap
+from textual.geometry import Region, Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.visual import Visual
 
-from ..badges import lane_badge, receipt_look
 from ..bindings import bind
 from ..panekeys import PaneKeys, run_bound_key
 from ..state.agent_view import AgentView
@@ -31,93 +33,32 @@ from ..state.hold_view import item_badge
 from ..state.inbox_rows import RECENT_RECEIPTS, InboxRow, inbox_rows
 from ..state.lanes import lane_of, source_label
 from ..state.marks import Marks
-from ..state.text import short_id, visible
-from .flat_highlight import FlatHighlight
+from ..state.row_lines import RowLines
+from .inbox_prompt import SELECTABLE, least_lines, row_id, row_key, row_prompt
 
-PREVIEW_LINES = 3
-PREVIEW_CHARS = 240
-HEADERS = {"next-step": "NEXT STEP", "next-turn": "NEXT TURN", "unsent": "CLAIMED, NEVER SENT",
-           "recent": "LEFT THE INBOX"}
+__all__ = ["InboxView"]
+
 AHEAD_SCREENS = 2
-"""Rows are built until they fill this many pane heights (counting each row's fewest
-lines), so the first screen and the next are ready."""
+"""Rows are measured until they fill this many pane heights past the top of the view, so
+the first screen and the next are ready."""
 
-HEADER_HINT = {"next-step": "steer · inject", "next-turn": "follow-ups",
-               "unsent": "ctrl+u puts back", "recent": "receipts"}
-
-
-def _preview(text: str, lines_shown: int = PREVIEW_LINES) -> Content:
-    text = visible(text)
-    lines = text.splitlines() or [""]
-    shown = lines[:lines_shown]
-    body = "\n".join("  " + line[:PREVIEW_CHARS] for line in shown)
-    if len(lines) > lines_shown:
-        body += f"\n  … {len(lines) - lines_shown} more lines"
-    return Content(body)
+ROW = "inbox--row"
+DISABLED, HIGHLIGHTED, HOVER = f"{ROW}-disabled", f"{ROW}-highlighted", f"{ROW}-hover"
 
 
-def row_prompt(row: InboxRow, position: int | None = None) -> Content:
-    """The text of one inbox row (badges first, then the message preview)."""
-    if row.kind == "banner":
-        return Content.styled("‖ " + row.text, "bold $warning")
-    if row.kind == "hint":
-        return Content.styled(row.text, "$text-muted")
-    if row.kind == "header":
-        return Content.assemble((f"{HEADERS[row.target]} · {row.count}", "bold $primary"),
-                                (" · " + HEADER_HINT[row.target], "$text-muted"))
-    if row.kind == "unsent" and row.unsent is not None:
-        entry = row.unsent
-        turn = f"turn {entry.turn} · " if entry.turn else ""
-        head = Content.assemble(("↺ ", "bold $warning"), lane_badge(row.lane), "  ",
-                                (row.source, "bold"), "  ", (f"#{short_id(entry.id)}",
-                                                              "$text-muted"))
-        why = Content.styled(f"  claimed in {turn}{entry.reason}, never sent · ctrl+u puts it "
-                             "back · delete forgets it", "$text-muted")
-        return head + "\n" + why + "\n" + _preview(row.text)
-    if row.kind == "receipt" and row.receipt is not None:
-        receipt = row.receipt
-        glyph, style = receipt_look(receipt.state)
-        logged_id = not receipt.message_id.startswith("seq-")  # (a log without ids)
-        head = Content.assemble((f"{glyph} ", style), (visible(receipt.label()), style),
-                                "  ", (f"#{short_id(receipt.message_id)}" if logged_id
-                                       else "", "$text-muted"))
-        return head + "\n" + _preview(row.text, 1).stylize("$text-muted")
-    message = row.message
-    if row.kind == "tombstone" and row.tombstone is not None:
-        if row.tombstone.kind == "claimed":
-            turn = f" into turn {row.tombstone.turn}" if row.tombstone.turn else ""
-            head = Content.assemble((f"✓ claimed{turn}", "bold $success"),
-                                    (f" · {row.lane}", "$text-muted"))
-            return head + "\n" + _preview(row.text).stylize("$text-muted")
-        head = Content.assemble(("✗ removed", "bold $error"), "  ", lane_badge(row.lane), "  ",
-                                (f"#{short_id(message.id)}", "$text-muted"),
-                                ("  ^z undo", "$accent"))
-        return head + "\n" + _preview(row.text).stylize("strike $text-muted")
-    number = f"{position}. " if position is not None else ""
-    mark = ("● ", "bold $accent") if row.marked else ("", "")
-    head = Content.assemble(mark, (number, "$text-muted"), lane_badge(row.lane), "  ",
-                            (row.source, "bold"), "  ",
-                            (f"#{short_id(message.id)}", "$text-muted"))
-    if row.badge:
-        head = head + "\n" + Content.styled(f"  ✎ {row.badge}", "bold $warning")
-    return head + "\n" + _preview(row.text)
+class InboxView(PaneKeys, ScrollView, can_focus=True):
+    """The inbox rows, one row a few lines; the cursor (`highlighted`) is a row index."""
 
-
-def least_lines(row: InboxRow) -> int:
-    """The fewest lines `row_prompt(row)` draws (a long line only adds more by wrapping)."""
-    if row.kind == "item":
-        return 3 if row.badge else 2
-    if row.kind in ("tombstone", "receipt"):
-        return 2
-    if row.kind == "unsent":
-        return 3
-    return 1
-
-
-class InboxView(FlatHighlight, PaneKeys, OptionList):
-    """An OptionList of inbox rows; option ids are `msg:<id>`, `tomb:<n>`, `hdr:<target>`."""
+    COMPONENT_CLASSES: ClassVar[set[str]] = {ROW, DISABLED, HIGHLIGHTED, HOVER}
+    # Their styles: widgets/inbox.tcss.
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "cursor_up", "Up", show=False),
+        Binding("down", "cursor_down", "Down", show=False),
+        Binding("home", "first", "First", show=False),
+        Binding("end", "last", "Last", show=False),
+        Binding("pageup", "page_up", "Page up", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
         bind("edit_item", action="screen.edit_item"),
         bind("remove_item", action="screen.remove_item"),
         bind("move_item_up", action="screen.move_item_up"),
@@ -144,9 +85,22 @@ class InboxView(FlatHighlight, PaneKeys, OptionList):
         """The person's marks (set by the screen): a marked item shows a dot."""
         self.rows: list[InboxRow] = []
         self.render_count = 0
+        """Syncs that changed the rows (tests count them)."""
+        self.drawn = 0
+        """Rows rendered anew (not already kept): tests and benchmarks count them."""
+        self.lines_drawn = 0
+        """Lines Textual asked for (a repaint of the whole pane asks for every line)."""
+        self.lines = RowLines()
+        """Where each row starts (`lines.measured` rows from the first are exact)."""
         self._snapshot: tuple[Any, ...] = ()
-        self._built = 0
-        """How many of `rows` have an option (the rest are built when scrolled to)."""
+        self._keys: list[tuple[Any, ...]] = []
+        self._positions: list[int | None] = []
+        """The first line of each row, and the line count last."""
+        self._highlighted: int | None = None
+        self._hover: int | None = None
+        self._prompts: dict[tuple[Any, ...], Content] = {}
+        self._strips: dict[tuple[Any, ...], list[Strip]] = {}
+        """(row key, width, look, focused) → the row's lines."""
 
     async def _on_key(self, event: events.Key) -> None:
         """Space marks the highlighted item, but only here and only while the composer is
@@ -158,95 +112,20 @@ class InboxView(FlatHighlight, PaneKeys, OptionList):
             return
         await super()._on_key(event)
 
+    # -- the rows ------------------------------------------------------------------------------
+
     def show(self, view: AgentView | None) -> None:
         self.view = view
         self._snapshot = ()
-        self._built = 0
         self.sync()
 
-    @property
-    def fills_pane(self) -> bool:
-        """Whether the options built cover the pane's height (or are every row)."""
-        if self._built >= len(self.rows):
-            return True
-        return sum(least_lines(row) for row in self.rows[:self._built]) >= self._height()
-
-    def _height(self) -> int:
-        """The pane's height in lines (a likely one before it is laid out)."""
-        return self.size.height or 40
-
-    def _rows_to_fill(self, start: int, lines: int) -> int:
-        """The row count from which rows `start`.. cover at least `lines` lines."""
-        end, covered = start, 0
-        while end < len(self.rows) and covered < lines:
-            covered += least_lines(self.rows[end])
-            end += 1
-        return end
-
-    def _options_for(self, start: int, end: int) -> list[Option]:
-        """The options of rows `start`..`end` (item numbers count from the first row)."""
-        position = sum(1 for row in self.rows[:start] if row.kind == "item")
-        options: list[Option] = []
-        for number in range(start, end):
-            row = self.rows[number]
-            if row.kind == "item":
-                position += 1
-                options.append(Option(row_prompt(row, position), id=f"msg:{row.message.id}"))
-            elif row.kind in ("tombstone", "unsent"):
-                options.append(Option(row_prompt(row), id=f"tomb:{number}"))
-            elif row.kind == "receipt":
-                options.append(Option(row_prompt(row), id=f"rcpt:{number}"))
-            else:
-                options.append(Option(row_prompt(row), id=f"{row.kind}:{number}",
-                                      disabled=True))
-        return options
-
-    def _row_of(self, option_id: str | None) -> int | None:
-        """The index in `rows` of the item whose option id is `option_id`."""
-        if option_id is None or not option_id.startswith("msg:"):
-            return None
-        message_id = option_id[4:]
-        for number, row in enumerate(self.rows):
-            if row.kind == "item" and row.message.id == message_id:
-                return number
-        return None
-
-    def build_through(self, row: int) -> None:
-        """Give rows up to `row` (and a screen after it) their options now."""
-        end = min(len(self.rows), max(row + 1, self._rows_to_fill(row + 1, self._height())))
-        if end > self._built:
-            start, self._built = self._built, end
-            self.add_options(self._options_for(start, end))
-
-    def _build_ahead(self) -> None:
-        """The person scrolled or moved near the last built row: build the next screens."""
-        if self._built < len(self.rows):
-            self.build_through(self._rows_to_fill(self._built, self._height()) - 1)
-
-    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
-        super().watch_scroll_y(old_value, new_value)
-        if self._built < len(self.rows) and \
-                new_value + 2 * self._height() > self.virtual_size.height:
-            self.call_later(self._build_ahead)
-
-    def watch_highlighted(self, highlighted: int | None) -> None:
-        super().watch_highlighted(highlighted)
-        if highlighted is not None and self._built < len(self.rows) and sum(
-                least_lines(row) for row in self.rows[highlighted:self._built]) \
-                < self._height():
-            self.call_later(self._build_ahead)
-
-    def action_last(self) -> None:
-        self.build_through(len(self.rows) - 1)
-        super().action_last()
-
     def sync(self, *, force: bool = False) -> None:
-        """Rebuild the rows if the inbox (or its tombstones) changed since the last sync."""
+        """List the rows again if the inbox (or its tombstones) changed since the last sync;
+        only the rows that read differently are drawn again."""
         view = self.view
         if view is None:
             if self.rows or force:
-                self.rows = []
-                self.clear_options()
+                self._set_rows([])
             return
         agent = view.agent
         inbox = agent.inbox
@@ -266,57 +145,359 @@ class InboxView(FlatHighlight, PaneKeys, OptionList):
                 a is b or a == b for a, b in zip(snapshot, self._snapshot, strict=True)):
             return
         self._snapshot = snapshot
+        self._set_rows(inbox_rows(next_step, next_turn, tombstones, paused=paused,
+                                  unsent=view.unsent.unsent,
+                                  recent=book.recent(RECENT_RECEIPTS + len(tombstones) +
+                                                     len(view.unsent.unsent))
+                                  if book is not None else None,
+                                  badges=badges, marked=marked))
+
+    def _set_rows(self, rows: list[InboxRow]) -> None:
+        """Take the new rows; repaint the rows whose key changed, and every line below the
+        first change when a height or the row count changed."""
         keep = self.highlighted_id
-        self.rows = inbox_rows(next_step, next_turn, tombstones, paused=paused,
-                               unsent=view.unsent.unsent,
-                               recent=book.recent(RECENT_RECEIPTS + len(tombstones) +
-                                                  len(view.unsent.unsent))
-                               if book is not None else None,
-                               badges=badges, marked=marked)
-        built = max(min(self._built, len(self.rows)),
-                    self._rows_to_fill(0, AHEAD_SCREENS * self._height()))
-        kept = self._row_of(keep)
-        if kept is not None:
-            built = max(built, self._rows_to_fill(kept + 1, self._height()))
-        self._built = built
+        old_keys, old_starts = self._keys, self.lines.starts
+        position = 0
+        positions: list[int | None] = []
+        for row in rows:
+            if row.kind == "item":
+                position += 1
+                positions.append(position)
+            else:
+                positions.append(None)
+        self.rows = rows
+        self._positions = positions
+        self._keys = [row_key(row, number) for row, number in zip(rows, positions, strict=True)]
+        self._reset_lines()
         self.render_count += 1
-        self.set_options(self._options_for(0, built))
+        kept = self._index_of(keep)
+        self._measure_lines(round(self.scroll_y) + AHEAD_SCREENS * self._pane_height())
+        if kept is not None:
+            self._measure_row(kept)
+        self._fit()
+        self._prune()
+        keys, starts = self._keys, self.lines.starts
+        if len(old_keys) == len(keys) and old_starts == starts:
+            for index, key in enumerate(keys):
+                if old_keys[index] != key:
+                    self._refresh_row(index)
+        else:  # a height or the count changed: every line from the first change down
+            first = next((index for index in range(min(len(old_keys), len(keys)))
+                          if old_keys[index] != keys[index]
+                          or old_starts[index + 1] != starts[index + 1]),
+                         min(len(old_keys), len(keys)))
+            top = min(old_starts[first], starts[first])
+            self._repaint(top, max(old_starts[-1], starts[-1]) - top + 1)
         self._restore(keep)
+
+    def _prune(self) -> None:
+        """Forget the lines and measures of rows no longer listed."""
+        listed = set(self._keys)
+        self.lines.prune()
+        if len(self._prompts) > 2 * len(listed) + 16:
+            self._prompts = {k: v for k, v in self._prompts.items() if k in listed}
+        if len(self._strips) > 4 * len(listed) + 16:
+            self._strips = {k: v for k, v in self._strips.items() if k[0] in listed}
+
+    def _index_of(self, wanted: str | None) -> int | None:
+        """The row whose id is `wanted` (an item's `msg:<id>`), or None."""
+        if wanted is None or not wanted.startswith("msg:"):
+            return None
+        message_id = wanted[4:]
+        for number, row in enumerate(self.rows):
+            if row.kind == "item" and row.message.id == message_id:
+                return number
+        return None
 
     def _restore(self, keep: str | None) -> None:
         """After a sync: the item that was highlighted stays highlighted where it is now;
         when it left, the first item is (or nothing, with no item left)."""
-        target: int | None = None
-        if keep is not None and keep.startswith("msg:"):
-            try:
-                target = self.get_option_index(keep)
-            except Exception:
-                target = None
+        target = self._index_of(keep)
         if target is None:
-            for index, option in enumerate(self.options):
-                if not option.disabled and option.id and option.id.startswith("msg:"):
-                    target = index
-                    break
+            target = next((number for number, row in enumerate(self.rows)
+                           if row.kind == "item"), None)
         self.highlighted = target
+
+    # -- heights -------------------------------------------------------------------------------
+
+    def _width(self) -> int:
+        return self.scrollable_content_region.width
+
+    def _pane_height(self) -> int:
+        """The pane's height in lines (a likely one before it is laid out)."""
+        return self.size.height or 40
+
+    def _fit(self) -> None:
+        """The scrollable size from the rows' lines. Setting it repaints the whole pane and
+        lays the screen out again, so it is set once, after the heights are known, and
+        only kept (no repaint) while the rows fit the pane before and after: a row more
+        or less there moves no scrollbar and no scroll range, and the lines that changed
+        are repainted by themselves."""
+        size, before = Size(self._width(), self.lines.total), self.virtual_size
+        if size == before:
+            return
+        fits = self.scrollable_content_region.height
+        if size.width == before.width and max(size.height, before.height) <= fits \
+                and not self.show_vertical_scrollbar:
+            self.set_reactive(InboxView.virtual_size, size)
+        else:
+            self.virtual_size = size
+
+    def _prompt(self, index: int) -> Content:
+        key = self._keys[index]
+        prompt = self._prompts.get(key)
+        if prompt is None:
+            prompt = self._prompts[key] = row_prompt(self.rows[index], self._positions[index])
+        return prompt
+
+    def _height_of(self, index: int) -> int:
+        """Row `index`'s line count at the pane's width (a wrap of its text)."""
+        return self._prompt(index).get_height(cast(RulesMap, self.styles), self.lines.width)
+
+    def _reset_lines(self) -> None:
+        """The rows' lines from the heights kept for their keys at the pane's width."""
+        self.lines.reset(self._keys, [least_lines(row) for row in self.rows], self._width())
+
+    def _measure_lines(self, lines: int) -> None:
+        """Measure rows until they cover `lines` lines; first, when the width changed
+        (a scrollbar came or went: no resize event), take the heights for this width."""
+        if self._width() != self.lines.width:
+            self._reset_lines()
+        self.lines.measure_lines(lines, self._height_of)
+
+    def _measure_row(self, index: int) -> None:
+        """Measure through row `index` and a pane height after it."""
+        self._measure_lines(0)  # (only the width check)
+        self.lines.measure_to(index + 1, self._height_of)
+        self._measure_lines(self.lines.starts[index + 1] + self._pane_height())
+
+    @property
+    def measured(self) -> int:
+        """How many of `rows`, from the first, have their exact height (the rest count
+        their fewest lines until they come near the view)."""
+        return self.lines.measured
+
+    @property
+    def fills_pane(self) -> bool:
+        """Whether the measured rows cover the pane's height (or are every row)."""
+        return self.lines.covers(self._pane_height())
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._reset_lines()
+        self._measure_lines(round(self.scroll_y) + AHEAD_SCREENS * self._pane_height())
+        if self._highlighted is not None:
+            self._measure_row(self._highlighted)
+        self._fit()
+        self.refresh()
+        self._scroll_to_highlight()
+
+    # -- drawing -------------------------------------------------------------------------------
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # Rows coming into view (and the next screen) get their heights before any is drawn.
+        self._measure_lines(round(self.scroll_y) + AHEAD_SCREENS * self._pane_height())
+        self._fit()
+        return super().render_lines(crop)
+
+    def render_line(self, y: int) -> Strip:
+        self.lines_drawn += 1
+        width = self._width()
+        line = round(self.scroll_y) + y
+        index = self.lines.row_at(line)
+        if index is None or width <= 0:
+            return Strip.blank(max(width, 0), self.get_visual_style(ROW).rich_style)
+        strips = self._row_strips(index, width)
+        offset = line - self.lines.starts[index]
+        if offset >= len(strips):
+            return Strip.blank(width, self.get_visual_style(ROW).rich_style)
+        return strips[offset]
+
+    def _look(self, index: int) -> str:
+        if self.rows[index].kind not in SELECTABLE:
+            return DISABLED
+        if index == self._highlighted:
+            return HIGHLIGHTED
+        return HOVER if index == self._hover else ""
+
+    def _row_strips(self, index: int, width: int) -> list[Strip]:
+        """Row `index`'s lines, `width` cells wide, in its look (kept while it reads the
+        same). On the highlighted row the bar's text colour wins over a badge's own (a lane
+        badge on the bar was 1.3-2.5:1), bold, italic and strike stay."""
+        look = self._look(index)
+        cache_key = (self._keys[index], width, look, self.has_focus)
+        strips = self._strips.get(cache_key)
+        if strips is not None:
+            return strips
+        self.drawn += 1
+        style = self.get_visual_style(ROW, look) if look else self.get_visual_style(ROW)
+        rich = style.rich_style
+        strips = [strip.extend_cell_length(width, rich) for strip in
+                  Visual.to_strips(self, self._prompt(index), width, None, style)]
+        if look == HIGHLIGHTED and rich.bgcolor is not None and rich.color is not None:
+            bar = Style(color=rich.color)
+            strips = [Strip(Segment.apply_style(strip, post_style=bar), strip.cell_length)
+                      for strip in strips]
+        self._strips[cache_key] = strips
+        return strips
+
+    def _refresh_row(self, index: int | None) -> None:
+        if index is not None and 0 <= index < len(self.rows):
+            self._repaint(*self.row_span(index))
+
+    def _repaint(self, first: int, count: int) -> None:
+        """Repaint lines `first`.. (`count` of them) where they are in view."""
+        top = round(self.scroll_y)
+        start, end = max(first, top), min(first + count, top + self._pane_height())
+        if start < end:
+            self.refresh_lines(start, end - start)
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._strips.clear()
+        self.refresh()
+
+    # -- the cursor ----------------------------------------------------------------------------
+
+    @property
+    def highlighted(self) -> int | None:
+        """The row under the cursor (an index in `rows`), or None."""
+        return self._highlighted
+
+    @highlighted.setter
+    def highlighted(self, index: int | None) -> None:
+        if index is not None:
+            index = max(0, min(index, len(self.rows) - 1)) if self.rows else None
+        if index == self._highlighted:
+            return
+        before, self._highlighted = self._highlighted, index
+        self._refresh_row(before)
+        if index is not None:
+            self._measure_row(index)
+            self._fit()
+            self._refresh_row(index)
+            self._scroll_to_highlight()
+
+    def _scroll_to_highlight(self) -> None:
+        index = self._highlighted
+        if index is None or not self.is_mounted or not self.size.height:
+            return
+        if self.rows[index].kind not in SELECTABLE:
+            return
+        first, height = self.row_span(index)
+        self.scroll_to_region(Region(0, first, self._width(), height),
+                              animate=False, force=True, immediate=True)
+
+    def on_show(self) -> None:
+        self._scroll_to_highlight()
+
+    def _selectable(self, index: int) -> bool:
+        return self.rows[index].kind in SELECTABLE
+
+    # The actions an OptionList had, under its names (controllers call them).
+
+    def action_cursor_up(self) -> None:
+        self._step(-1)
+
+    def action_cursor_down(self) -> None:
+        self._step(1)
+
+    def action_first(self) -> None:
+        self._edge(0)
+
+    def action_last(self) -> None:
+        self._edge(1)
+
+    def action_page_up(self) -> None:
+        self._page(-1)
+
+    def action_page_down(self) -> None:
+        self._page(1)
+
+    def _step(self, direction: int) -> None:
+        """The next selectable row up or down, round past either end."""
+        count = len(self.rows)
+        if not count:
+            return
+        anchor = self._highlighted
+        if anchor is None:
+            self._edge(0 if direction > 0 else 1)
+            return
+        for step in range(1, count + 1):
+            index = (anchor + direction * step) % count
+            if self._selectable(index):
+                self.highlighted = index
+                return
+
+    def _edge(self, end: int) -> None:
+        order = range(len(self.rows) - 1, -1, -1) if end else range(len(self.rows))
+        target = next((index for index in order if self._selectable(index)), None)
+        if target is not None:
+            self.highlighted = target
+
+    def _page(self, direction: int) -> None:
+        """A pane height up or down, on the nearest selectable row that way."""
+        if not self.rows:
+            return
+        if self._highlighted is None:
+            self._edge(0 if direction < 0 else 1)
+            return
+        if direction > 0:
+            self._measure_lines(self.row_span(self._highlighted)[0] +
+                                2 * self._pane_height())
+        height = self.scrollable_content_region.height
+        line = max(0, min(self.row_span(self._highlighted)[0] + direction * height,
+                          self.lines.total - 1))
+        index = self.lines.row_at(line) or 0
+        order = range(index, len(self.rows)) if direction > 0 else range(index, -1, -1)
+        target = next((number for number in order if self._selectable(number)), None)
+        if target is not None:
+            self.highlighted = target
+
+    def _row_at(self, event: events.MouseEvent) -> int | None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return None
+        return self.lines.row_at(round(self.scroll_y) + offset.y)
+
+    def on_click(self, event: events.Click) -> None:
+        index = self._row_at(event)
+        if index is not None and self._selectable(index):
+            self.highlighted = index
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        self._set_hover(self._row_at(event))
+
+    def on_leave(self, event: events.Leave) -> None:
+        self._set_hover(None)
+
+    def _set_hover(self, index: int | None) -> None:
+        if index != self._hover:
+            before, self._hover = self._hover, index
+            self._refresh_row(before)
+            self._refresh_row(index)
 
     @property
     def highlighted_id(self) -> str | None:
-        option = self.highlighted_option
-        return option.id if option is not None else None
+        """The id of the row under the cursor (`inbox_prompt.row_id`), or None."""
+        index = self._highlighted
+        if index is None or index >= len(self.rows):
+            return None
+        return row_id(self.rows[index], index)
+
+    def row_span(self, index: int) -> tuple[int, int]:
+        """Row `index`'s first line in the pane's scrollable lines, and its line count."""
+        return self.lines.starts[index], self.lines.heights[index]
+
+    def row_id(self, index: int) -> str:
+        """Row `index`'s id (`msg:<id>`, `tomb:<n>`, `rcpt:<n>`, `header:<n>`, ...)."""
+        return row_id(self.rows[index], index)
 
     def highlighted_row(self) -> InboxRow | None:
-        """The row under the cursor (an item or a tombstone), or None."""
-        option = self.highlighted_option
-        if option is None or option.id is None:
+        """The row under the cursor (an item, a tombstone, an unsent entry or a receipt)."""
+        index = self._highlighted
+        if index is None or index >= len(self.rows) or not self._selectable(index):
             return None
-        if option.id.startswith("msg:"):
-            message_id = option.id[4:]
-            for row in self.rows:
-                if row.kind == "item" and row.message.id == message_id:
-                    return row
-        elif option.id.startswith(("tomb:", "rcpt:")):
-            return self.rows[int(option.id[5:])]
-        return None
+        return self.rows[index]
 
     def current_row(self) -> InboxRow | None:
         """The highlighted item as the inbox is *now*, not as it was at the last paint: keys
@@ -336,10 +517,6 @@ class InboxView(FlatHighlight, PaneKeys, OptionList):
         return None
 
     def highlight_message(self, message_id: str) -> None:
-        row = self._row_of(f"msg:{message_id}")
-        if row is not None:
-            self.build_through(row)
-        try:
-            self.highlighted = self.get_option_index(f"msg:{message_id}")
-        except Exception:
-            pass
+        index = self._index_of(f"msg:{message_id}")
+        if index is not None:
+            self.highlighted = index
