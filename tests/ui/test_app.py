@@ -30,6 +30,7 @@ from .conftest import (
     long_log,
     make_app,
     msg,
+    region_text,
     renderable_text,
     screen_text,
     settle,
@@ -117,6 +118,37 @@ async def test_event_log_shows_durable_events_and_notifications_filtered() -> No
         await wait_until(pilot, lambda: any("again" in line for line in log.log_widget.lines))
         await pilot.press("f2")
         assert not log.display
+
+
+async def test_event_log_of_thousands_of_lines_formats_only_what_shows() -> None:
+    """A filter matching 5,000 stream chunks (each read back from its packed run to be
+    shown) formats the lines on screen, not all of them: the newest show at once, and the
+    oldest are there as soon as the log is scrolled to its top."""
+    ctx, _ = world([text("abcdefghij" * 600)])  # one delta a character: 6,000 chunks
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        agent.followup(msg("hello", "m1"))
+        await idle(pilot, agent)
+        await pilot.press("f2")
+        await settle(pilot)
+        log = app.main.event_log
+        lines = log.log_widget
+        before = lines.formatted
+        log.query_one("#event-filter", Input).value = "chunk"
+        await pilot.pause()
+        await pilot.pause()
+        assert lines.line_count == 5_000
+        rows = lines.size.height
+        assert 0 < lines.formatted - before <= 3 * rows  # a screenful, not 5,000
+        shown = region_text(app, lines)
+        chunks = [e for e in app.bridge.chunk_log.newest_first(lambda _: True)][:5_000]
+        newest, oldest = chunks[0], chunks[-1]
+        assert f"{newest.seq:>6} assistant/chunk" in shown  # the end, at once
+        lines.scroll_home(animate=False, immediate=True)
+        await pilot.pause()
+        assert f"{oldest.seq:>6} assistant/chunk" in region_text(app, lines)
+        assert lines.formatted - before <= 6 * rows
 
 
 async def test_help_lists_every_binding_with_its_current_key() -> None:
