@@ -151,6 +151,24 @@ async def test_event_log_of_thousands_of_lines_formats_only_what_shows() -> None
         assert lines.formatted - before <= 6 * rows
 
 
+async def test_event_log_lines_can_be_selected_and_copied() -> None:
+    ctx, _ = world([text("hi")])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        agent.followup(msg("hello", "m1"))
+        await idle(pilot, agent)
+        await pilot.press("f2")
+        await settle(pilot)
+        lines = app.main.event_log.log_widget
+        lines.text_select_all()
+        await pilot.pause()
+        copied = app.screen.get_selected_text() or ""
+        assert copied.splitlines() == list(lines.lines)
+        assert "turn/start" in copied
+        assert "turn/start" in region_text(app, lines)  # drawn with the selection on it
+
+
 async def test_help_lists_every_binding_with_its_current_key() -> None:
     ctx, _ = world([])
     await add_agent(ctx, "planner", "planner")

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.cells import cell_len
-from rich.text import Text
+from rich.segment import Segment
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
@@ -73,7 +73,7 @@ class EventLines(ScrollView, can_focus=True):
             width = cell_len(text)
             if width > self._width:
                 self._width = width
-                self.call_later(self._resize)
+                self.call_later(self._resize)  # (not while a frame is drawn)
         return text
 
     @property
@@ -90,6 +90,8 @@ class EventLines(ScrollView, can_focus=True):
         self._text.clear()
         self._strips.clear()
         self._width = 0
+        for y in range(max(0, len(self._entries) - self.size.height), len(self._entries)):
+            self.line(y)  # the lines shown first: their width is known in the first frame
         self._resize()
         self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
         self.refresh()
@@ -130,13 +132,17 @@ class EventLines(ScrollView, can_focus=True):
         strip = self._strips.get(key) if selection is None else None
         if strip is None:
             text = self.line(number)
-            line = Text(text, no_wrap=True)
-            line.stylize(rich_style)
-            if selection is not None and (span := selection.get_span(number)) is not None:
+            span = selection.get_span(number) if selection is not None else None
+            if span is None:
+                segments = [Segment(text, rich_style)]
+            else:  # the selected part in the screen's selection style
                 start, end = span
-                line.stylize(self.screen.get_component_rich_style("screen--selection"),
-                             start, len(text) if end == -1 else end)
-            strip = Strip(line.render(self.app.console), cell_len(text))
+                end = len(text) if end == -1 else end
+                chosen = rich_style + self.screen.get_component_rich_style("screen--selection")
+                segments = [segment for segment in (
+                    Segment(text[:start], rich_style), Segment(text[start:end], chosen),
+                    Segment(text[end:], rich_style)) if segment.text]
+            strip = Strip(segments, cell_len(text))
             if selection is None:
                 self._strips[key] = strip
         return strip.crop_extend(scroll_x, scroll_x + width, rich_style) \
