@@ -7,6 +7,7 @@ import asyncio
 import time
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from shared_fixtures import fixture
@@ -362,6 +363,40 @@ async def test_a_long_session_is_one_view_drawn_a_screen_at_a_time() -> None:
         await pilot.press("end")
         await settle(pilot)
         assert "answer 2500" in screen_text(app) and transcript.following
+
+
+async def test_opening_and_closing_the_event_log_draws_the_read_transcript_once() -> None:
+    """f2 over a transcript read far back changes its height, not its lines: the pane is
+    drawn once at its new size (Textual draws a resized widget), and again only when the
+    view moves. Drawing it a second time on its Resize doubled the cost of every f2."""
+    ctx = new_world(read_only=True)
+    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, long_log(2500))
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        transcript = app.main.transcript
+        transcript.scroll_to(y=transcript.max_scroll_y // 2, animate=False, immediate=True)
+        await settle(pilot)
+        assert not transcript.following
+        top = transcript.scroll_y
+        drawn: list[int] = []
+        draw = transcript.render_line
+
+        def counted(y: int) -> Any:
+            drawn.append(y)
+            return draw(y)
+
+        transcript.render_line = counted  # type: ignore[method-assign]
+        for _ in range(2):  # open, then close
+            rows_before = transcript.size.height
+            drawn.clear()
+            await pilot.press("f2")
+            await settle(pilot)
+            rows = transcript.size.height
+            assert rows != rows_before and transcript.scroll_y == top
+            assert rows <= len(drawn) <= rows + 2, (len(drawn), rows)
+            first = transcript.lines.locate(round(top))[0]
+            assert transcript.item_text(first)[0].strip() in region_text(app, transcript)
 
 
 async def test_the_tail_is_followed_unless_scrolled_up() -> None:

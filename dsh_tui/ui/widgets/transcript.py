@@ -408,11 +408,14 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
         self.refresh()
 
     def on_resize(self, event: events.Resize) -> None:
+        """A new width indexes again; a new height (a pane or bar opened or closed under it)
+        changes no line: Textual has drawn the resized pane already, so it is drawn again
+        only if the view moved (the tail followed, or settled items)."""
         self._painter = None
         if self.text_width != self.lines.width:
             self._rewidth()
         else:
-            self._place()
+            self._place(self.lines.total)
 
     def watch_show_vertical_scrollbar(self, shown: bool) -> None:
         """The scrollbar came or went: the lines are as wide as the room left for them. A
