@@ -152,6 +152,39 @@ async def test_event_log_of_thousands_of_lines_formats_only_what_shows() -> None
         assert lines.formatted - before <= 6 * rows
 
 
+async def test_event_log_reopened_keeps_its_lines_and_adds_those_logged_meanwhile() -> None:
+    """f2 again for the same agent, filter and scope picks nothing again: the lines kept
+    while it was hidden stay, and what was logged meanwhile is added after them."""
+    ctx, _ = world([text("hi"), text("again")])
+    agent = await add_agent(ctx, "planner", "planner")
+    other = await add_agent(ctx, "other", "other")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        agent.followup(msg("hello", "m1"))
+        await idle(pilot, agent)
+        log = app.main.event_log
+        await pilot.press("f2")
+        await settle(pilot)
+        reloads, before = log.reloads, list(log.log_widget.lines)
+        await pilot.press("f2")
+        agent.followup(msg("second", "m2"))
+        await idle(pilot, agent)
+        await pilot.press("f2")
+        await settle(pilot)
+        after = list(log.log_widget.lines)
+        assert log.reloads == reloads  # nothing picked again
+        assert after[:len(before)] == before and len(after) > len(before)
+        assert any("turn/start" in line for line in after[len(before):])
+        assert after == [line for line in after if "assistant/chunk" not in line]
+        await pilot.press("f2")
+        app.main.select_agent(other.id)  # another agent while hidden: picked afresh
+        await settle(pilot)
+        await pilot.press("f2")
+        await settle(pilot)
+        assert log.reloads == reloads + 1
+        assert not any("turn/start" in line for line in log.log_widget.lines)
+
+
 async def test_event_log_lines_can_be_selected_and_copied() -> None:
     ctx, _ = world([text("hi")])
     agent = await add_agent(ctx, "planner", "planner")

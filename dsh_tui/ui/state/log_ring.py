@@ -70,7 +70,7 @@ class LineRing:
     """
 
     __slots__ = ("_data", "_head", "_make", "_owners", "_seqs", "_serials", "_size",
-                 "_types", "maxlen", "owners", "types")
+                 "_types", "dropped_serial", "maxlen", "owners", "types")
 
     def __init__(self, maxlen: int, make: Callable[..., Any]) -> None:
         self.maxlen = maxlen
@@ -84,6 +84,9 @@ class LineRing:
         self._size = 0
         self.types = _Shared()
         self.owners = _Shared()
+        self.dropped_serial = 0
+        """The serial of the newest line dropped (a reader that saw up to a higher serial
+        missed nothing)."""
 
     def __len__(self) -> int:
         return self._size
@@ -105,6 +108,7 @@ class LineRing:
 
     def _drop_oldest(self) -> None:
         at = self._head
+        self.dropped_serial = self._serials[at]
         self.types.release(self._types[at], _type_key)
         self.owners.release(self._owners[at], _owner_key)
         self._data[at] = None

@@ -115,6 +115,8 @@ class EventLog(Vertical):
         self.lines_written = 0
         self.reloads = 0
         self._wanted_types: dict[str, bool] = {}
+        self._viewed: tuple[Any, ...] | None = None
+        """(agent, filter, scope) of the lines in the view, kept while the log is hidden."""
 
     def compose(self) -> ComposeResult:
         with Horizontal():
@@ -136,6 +138,25 @@ class EventLog(Vertical):
         self.words = text.split()
         self._wanted_types = {}
         self.reload()
+
+    def open(self, agent_id: str | None) -> None:
+        """Shown again (f2) for `agent_id`: the lines kept, and those logged while it was
+        hidden added, when they are of the same agent, filter and scope and the bridge
+        dropped none of them; else a reload."""
+        self.agent_id = agent_id
+        rings = [self.bridge.log, self.bridge.chunk_log] if self._keeps_chunks() \
+            else [self.bridge.log]
+        if self._viewed == self._view_key() and \
+                all(ring.dropped_serial <= self.serial for ring in rings):
+            self.append_new()
+        else:
+            self.reload()
+
+    def _view_key(self) -> tuple[Any, ...]:
+        return self.agent_id, tuple(self.words), self.all_agents
+
+    def _keeps_chunks(self) -> bool:
+        return matches(CHUNK_TYPE, [w for w in self.words if not w.startswith("@")])
 
     def show_agent(self, agent_id: str | None) -> None:
         self.agent_id = agent_id
@@ -164,6 +185,7 @@ class EventLog(Vertical):
         while 20 agents streamed (benchmarks/bench_soak.py's read-back)."""
         picked = self._pick()
         self.reloads += 1
+        self._viewed = self._view_key()
         self.log_widget.reset(picked, self._with_agent())
         self.lines_written += len(picked)
         self.serial = self.bridge.log_serial
@@ -187,7 +209,7 @@ class EventLog(Vertical):
             return matches(kind, plain)
 
         rings = [self.bridge.log]
-        if keep_type(CHUNK_TYPE):
+        if self._keeps_chunks():
             rings.append(self.bridge.chunk_log)
         picked: list[LogEntry] = []
         for ring in rings:
@@ -207,7 +229,7 @@ class EventLog(Vertical):
 
     def append_new(self) -> None:
         """Write the entries logged since the last call (called from the flush)."""
-        fresh = self.bridge.entries_since(self.serial)
+        fresh = self.bridge.entries_since(self.serial, chunks=self._keeps_chunks())
         self.serial = self.bridge.log_serial
         self._write(e for e in fresh if self._wanted(e))
 
