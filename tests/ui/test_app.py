@@ -7,6 +7,7 @@ import asyncio
 import time
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from shared_fixtures import fixture
@@ -30,6 +31,7 @@ from .conftest import (
     long_log,
     make_app,
     msg,
+    region_text,
     renderable_text,
     screen_text,
     settle,
@@ -117,6 +119,88 @@ async def test_event_log_shows_durable_events_and_notifications_filtered() -> No
         await wait_until(pilot, lambda: any("again" in line for line in log.log_widget.lines))
         await pilot.press("f2")
         assert not log.display
+
+
+async def test_event_log_of_thousands_of_lines_formats_only_what_shows() -> None:
+    """A filter matching 5,000 stream chunks (each read back from its packed run to be
+    shown) formats the lines on screen, not all of them: the newest show at once, and the
+    oldest are there as soon as the log is scrolled to its top."""
+    ctx, _ = world([text("abcdefghij" * 600)])  # one delta a character: 6,000 chunks
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        agent.followup(msg("hello", "m1"))
+        await idle(pilot, agent)
+        await pilot.press("f2")
+        await settle(pilot)
+        log = app.main.event_log
+        lines = log.log_widget
+        before = lines.formatted
+        log.query_one("#event-filter", Input).value = "chunk"
+        await pilot.pause()
+        await pilot.pause()
+        assert lines.line_count == 5_000
+        rows = lines.size.height
+        assert 0 < lines.formatted - before <= 3 * rows  # a screenful, not 5,000
+        shown = region_text(app, lines)
+        chunks = [e for e in app.bridge.chunk_log.newest_first(lambda _: True)][:5_000]
+        newest, oldest = chunks[0], chunks[-1]
+        assert f"{newest.seq:>6} assistant/chunk" in shown  # the end, at once
+        lines.scroll_home(animate=False, immediate=True)
+        await pilot.pause()
+        assert f"{oldest.seq:>6} assistant/chunk" in region_text(app, lines)
+        assert lines.formatted - before <= 6 * rows
+
+
+async def test_event_log_reopened_keeps_its_lines_and_adds_those_logged_meanwhile() -> None:
+    """f2 again for the same agent, filter and scope picks nothing again: the lines kept
+    while it was hidden stay, and what was logged meanwhile is added after them."""
+    ctx, _ = world([text("hi"), text("again")])
+    agent = await add_agent(ctx, "planner", "planner")
+    other = await add_agent(ctx, "other", "other")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        agent.followup(msg("hello", "m1"))
+        await idle(pilot, agent)
+        log = app.main.event_log
+        await pilot.press("f2")
+        await settle(pilot)
+        reloads, before = log.reloads, list(log.log_widget.lines)
+        await pilot.press("f2")
+        agent.followup(msg("second", "m2"))
+        await idle(pilot, agent)
+        await pilot.press("f2")
+        await settle(pilot)
+        after = list(log.log_widget.lines)
+        assert log.reloads == reloads  # nothing picked again
+        assert after[:len(before)] == before and len(after) > len(before)
+        assert any("turn/start" in line for line in after[len(before):])
+        assert after == [line for line in after if "assistant/chunk" not in line]
+        await pilot.press("f2")
+        app.main.select_agent(other.id)  # another agent while hidden: picked afresh
+        await settle(pilot)
+        await pilot.press("f2")
+        await settle(pilot)
+        assert log.reloads == reloads + 1
+        assert not any("turn/start" in line for line in log.log_widget.lines)
+
+
+async def test_event_log_lines_can_be_selected_and_copied() -> None:
+    ctx, _ = world([text("hi")])
+    agent = await add_agent(ctx, "planner", "planner")
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        agent.followup(msg("hello", "m1"))
+        await idle(pilot, agent)
+        await pilot.press("f2")
+        await settle(pilot)
+        lines = app.main.event_log.log_widget
+        lines.text_select_all()
+        await pilot.pause()
+        copied = app.screen.get_selected_text() or ""
+        assert copied.splitlines() == list(lines.lines)
+        assert "turn/start" in copied
+        assert "turn/start" in region_text(app, lines)  # drawn with the selection on it
 
 
 async def test_help_lists_every_binding_with_its_current_key() -> None:
@@ -312,6 +396,40 @@ async def test_a_long_session_is_one_view_drawn_a_screen_at_a_time() -> None:
         await pilot.press("end")
         await settle(pilot)
         assert "answer 2500" in screen_text(app) and transcript.following
+
+
+async def test_opening_and_closing_the_event_log_draws_the_read_transcript_once() -> None:
+    """f2 over a transcript read far back changes its height, not its lines: the pane is
+    drawn once at its new size (Textual draws a resized widget), and again only when the
+    view moves. Drawing it a second time on its Resize doubled the cost of every f2."""
+    ctx = new_world(read_only=True)
+    register_log_agent(ctx, {"id": "long", "version": 0, "createdAt": 0}, long_log(2500))
+    app = make_app(ctx)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        transcript = app.main.transcript
+        transcript.scroll_to(y=transcript.max_scroll_y // 2, animate=False, immediate=True)
+        await settle(pilot)
+        assert not transcript.following
+        top = transcript.scroll_y
+        drawn: list[int] = []
+        draw = transcript.render_line
+
+        def counted(y: int) -> Any:
+            drawn.append(y)
+            return draw(y)
+
+        transcript.render_line = counted  # type: ignore[method-assign]
+        for _ in range(2):  # open, then close
+            rows_before = transcript.size.height
+            drawn.clear()
+            await pilot.press("f2")
+            await settle(pilot)
+            rows = transcript.size.height
+            assert rows != rows_before and transcript.scroll_y == top
+            assert rows <= len(drawn) <= rows + 2, (len(drawn), rows)
+            first = transcript.lines.locate(round(top))[0]
+            assert transcript.item_text(first)[0].strip() in region_text(app, transcript)
 
 
 async def test_the_tail_is_followed_unless_scrolled_up() -> None:

@@ -35,8 +35,11 @@ def test_property_the_ring_reads_like_a_bounded_deque_of_entries(maxlen, lines):
     sessions = [_Session() for _ in range(4)]
     ring = LineRing(maxlen, LogEntry)
     model: deque[LogEntry] = deque(maxlen=maxlen)
+    dropped = 0
     for serial, (owner, durable, kind) in enumerate(lines, 1):
         agent = f"agent{owner}"
+        if len(model) == maxlen:
+            dropped = model[0].serial
         if durable:
             ring.append(serial * 3, agent, kind, serial, sessions[owner])
             model.append(LogEntry(serial * 3, agent, True, kind, serial, sessions[owner]))
@@ -44,9 +47,14 @@ def test_property_the_ring_reads_like_a_bounded_deque_of_entries(maxlen, lines):
             ring.append(serial * 3, agent, kind, None, f"note {serial}")
             model.append(LogEntry(serial * 3, agent, False, kind, None, f"note {serial}"))
         assert len(ring) == len(model)
+        assert ring.dropped_serial == dropped  # the newest line it let go of
         assert _rows([ring[-1], ring[0]]) == _rows([model[-1], model[0]])
     assert _rows(ring) == _rows(model)
     assert _rows(reversed(ring)) == _rows(reversed(model))
+    for agent in (None, "agent1"):
+        picked = ring.newest_first(lambda kind: kind != "b/y", agent)
+        assert _rows(picked) == _rows(e for e in reversed(model) if e.type != "b/y" and
+                                      agent in (None, e.agent_id))
     for since in range(0, 3 * len(lines) + 2, 2):
         assert _rows(ring.newer_than(since)) == _rows(e for e in model if e.serial > since)
     kept = {id(e.data) for e in model if e.durable}

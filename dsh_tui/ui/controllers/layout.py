@@ -76,8 +76,7 @@ class Layout:
         log.shown = not log.shown
         host.event_log_room.display = log.shown
         if log.shown:
-            log.agent_id = host.selected_id
-            log.reload()  # once (show_agent would reload as well)
+            log.open(host.selected_id)  # once (show_agent would reload as well)
 
     def event_log_scope(self) -> None:
         if not self.host.event_log.shown:

@@ -470,10 +470,13 @@ class Bridge:
 
     # -- reading ------------------------------------------------------------------------------
 
-    def entries_since(self, serial: int) -> list[LogEntry]:
-        """Log entries with a serial above `serial` (the event log's incremental feed)."""
-        fresh: list[LogEntry] = self.log.newer_than(serial) + self.chunk_log.newer_than(serial)
-        fresh.sort(key=lambda entry: entry.serial)
+    def entries_since(self, serial: int, chunks: bool = True) -> list[LogEntry]:
+        """Log entries with a serial above `serial` (the event log's incremental feed);
+        without `chunks`, the chunk ring is not read (a filter hiding stream chunks)."""
+        fresh: list[LogEntry] = self.log.newer_than(serial)
+        if chunks:
+            fresh += self.chunk_log.newer_than(serial)
+            fresh.sort(key=lambda entry: entry.serial)
         return fresh
 
     def entries_newest_first(self) -> Iterator[LogEntry]:

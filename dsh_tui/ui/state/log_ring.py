@@ -70,7 +70,7 @@ class LineRing:
     """
 
     __slots__ = ("_data", "_head", "_make", "_owners", "_seqs", "_serials", "_size",
-                 "_types", "maxlen", "owners", "types")
+                 "_types", "dropped_serial", "maxlen", "owners", "types")
 
     def __init__(self, maxlen: int, make: Callable[..., Any]) -> None:
         self.maxlen = maxlen
@@ -84,6 +84,9 @@ class LineRing:
         self._size = 0
         self.types = _Shared()
         self.owners = _Shared()
+        self.dropped_serial = 0
+        """The serial of the newest line dropped (a reader that saw up to a higher serial
+        missed nothing)."""
 
     def __len__(self) -> int:
         return self._size
@@ -105,6 +108,7 @@ class LineRing:
 
     def _drop_oldest(self) -> None:
         at = self._head
+        self.dropped_serial = self._serials[at]
         self.types.release(self._types[at], _type_key)
         self.owners.release(self._owners[at], _owner_key)
         self._data[at] = None
@@ -142,19 +146,30 @@ class LineRing:
         and, given `agent_id`, of that agent only, newest first. The other lines are
         skipped by their numbers, without making their entry: the event log's reload
         (f2, a filter) walks thousands of lines to show a few hundred."""
-        types, owners = self.types.values, self.owners.values
-        type_slots, owner_slots = self._types, self._owners
-        wanted: dict[int, bool] = {}
+        kept = {slot for slot, kind in enumerate(self.types.values)
+                if kind is not None and keep_type(kind)}
+        if not kept:
+            return
+        owners = self.owners.values
+        mine = None if agent_id is None else \
+            {slot for slot, owner in enumerate(owners) if owner is not None and owner[0] == agent_id}
+        if mine is not None and not mine:
+            return
+        types, make = self.types.values, self._make
+        type_slots, owner_slots, seqs, serials, datas = \
+            self._types, self._owners, self._seqs, self._serials, self._data
+        head, maxlen = self._head, self.maxlen
         for index in range(self._size - 1, -1, -1):
-            at = (self._head + index) % self.maxlen
-            if agent_id is not None and owners[owner_slots[at]][0] != agent_id:
-                continue
+            at = (head + index) % maxlen
             slot = type_slots[at]
-            keep = wanted.get(slot)
-            if keep is None:
-                keep = wanted[slot] = keep_type(types[slot])
-            if keep:
-                yield self[index]
+            if slot not in kept or (mine is not None and owner_slots[at] not in mine):
+                continue
+            who, session = owners[owner_slots[at]]
+            seq = seqs[at]
+            if seq != NO_SEQ:
+                yield make(serials[at], who, True, types[slot], seq, session)
+            else:
+                yield make(serials[at], who, False, types[slot], None, datas[at])
 
     def newer_than(self, serial: int) -> list[Any]:
         """The lines with a serial above `serial`, oldest first (found from the newest end

@@ -27,6 +27,8 @@ class HeightIndex:
     def __init__(self, heights: Iterable[int] = ()) -> None:
         self._heights: list[int] = []
         self._tree: list[int] = [0]
+        self._total = 0
+        """Every item's lines, kept as heights change (each drawn row asks for it)."""
         self.reset(heights)
 
     def reset(self, heights: Iterable[int]) -> None:
@@ -39,6 +41,7 @@ class HeightIndex:
             if parent < size:
                 tree[parent] += tree[position]
         self._tree = tree
+        self._total = sum(self._heights)
 
     def __len__(self) -> int:
         return len(self._heights)
@@ -53,12 +56,14 @@ class HeightIndex:
         position = len(self._heights)
         below = position - (position & -position)
         self._tree.append(height + self.start(position - 1) - self.start(below))
+        self._total += height
 
     def set(self, index: int, height: int) -> int:
         """Change the height of item `index`; returns the change."""
         delta = height - self._heights[index]
         if delta:
             self._heights[index] = height
+            self._total += delta
             tree = self._tree
             position = index + 1
             size = len(tree)
@@ -80,7 +85,7 @@ class HeightIndex:
     @property
     def total(self) -> int:
         """Every item's lines."""
-        return self.start(len(self._heights))
+        return self._total
 
     def locate(self, y: int) -> tuple[int, int]:
         """(item, line within it) of line `y`, clamped into the lines there are; items of

@@ -5,13 +5,12 @@ and every live `agent/*` notification (marked `~`), for the selected agent or fo
 all of them, filtered by type and agent. The filter is a list of words: an event
 is shown when its type contains every plain word and none of the `-`words (the
 default, `-chunk`, hides the stream deltas); an `@`word keeps the agents whose id
-contains it (and looks at all agents, not only the selected one). Lines are plain text in a `Log`, which stays
-fast with thousands of them.
+contains it (and looks at all agents, not only the selected one). The lines are a line
+view over the picked entries (`event_lines.py`): each is formatted when it is drawn.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
@@ -21,18 +20,15 @@ from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.widget import Widget
-from textual.widgets import Checkbox, Input, Log
+from textual.widgets import Checkbox, Input
 
 from ..bindings import bind
 from ..state.bridge import Bridge, LogEntry
 from ..state.text import compact_json, short_id, visible, visible_label
+from .event_lines import EventLines
 
 DEFAULT_FILTER = "-chunk"
 MAX_LINES = 5000
-FIRST_LINES = 200
-"""Lines a reload formats at once: the newest, where the log shows its end."""
-FORMAT_SLICE = 100
-"""Older lines formatted per tick after a reload."""
 CHUNK_TYPE = "assistant/chunk"
 """The one type of the bridge's chunk ring (`Bridge.chunk_log`)."""
 
@@ -75,6 +71,10 @@ def summarize(entry: LogEntry) -> str:
     return visible(str(data))[:200]
 
 
+def _format(entry: LogEntry, with_agent: bool) -> str:
+    return format_entry(entry, with_agent=with_agent)
+
+
 def format_entry(entry: LogEntry, *, with_agent: bool) -> str:
     marker = f"{entry.seq:>6}" if entry.durable and entry.seq is not None else "     ~"
     # The type and agent id come from the log (a crafted `dsh-tui view` file): never raw.
@@ -102,8 +102,8 @@ class EventLog(Vertical):
         bind("event_log_scope", action="toggle_scope"),
     ]
 
-    shown = var(False, toggle_class="-visible")
-    """Shown under the panes (f2; the `-visible` class follows it)."""
+    shown = var(False)
+    """Shown under the panes (f2)."""
 
     def __init__(self, bridge: Bridge, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -115,34 +115,53 @@ class EventLog(Vertical):
         self.lines_written = 0
         self.reloads = 0
         self._wanted_types: dict[str, bool] = {}
+        self._viewed: tuple[Any, ...] | None = None
+        """(agent, filter, scope) of the lines in the view, kept while the log is hidden."""
 
     def compose(self) -> ComposeResult:
         with Horizontal():
             yield Input(DEFAULT_FILTER, placeholder="filter: inbox turn/ -chunk @agent",
                         id="event-filter")
             yield Checkbox("all agents", False, id="event-all")
-        yield Log(max_lines=MAX_LINES, highlight=False, id="event-lines")
+        yield EventLines(_format, MAX_LINES, id="event-lines")
 
     @property
-    def log_widget(self) -> Log:
-        return self.query_one("#event-lines", Log)
+    def log_widget(self) -> EventLines:
+        return self.query_one("#event-lines", EventLines)
+
+    def watch_shown(self, shown: bool) -> None:
+        # `display` itself, not a class the stylesheet matches: a class change applied the
+        # whole stylesheet to the log's widgets again on every f2 (~5 ms).
+        self.display = shown
 
     def set_filter(self, text: str) -> None:
         self.words = text.split()
         self._wanted_types = {}
         self.reload()
 
+    def open(self, agent_id: str | None) -> None:
+        """Shown again (f2) for `agent_id`: the lines kept, and those logged while it was
+        hidden added, when they are of the same agent, filter and scope and the bridge
+        dropped none of them; else a reload."""
+        self.agent_id = agent_id
+        rings = [self.bridge.log, self.bridge.chunk_log] if self._keeps_chunks() \
+            else [self.bridge.log]
+        if self._viewed == self._view_key() and \
+                all(ring.dropped_serial <= self.serial for ring in rings):
+            self.append_new()
+        else:
+            self.reload()
+
+    def _view_key(self) -> tuple[Any, ...]:
+        return self.agent_id, tuple(self.words), self.all_agents
+
+    def _keeps_chunks(self) -> bool:
+        return matches(CHUNK_TYPE, [w for w in self.words if not w.startswith("@")])
+
     def show_agent(self, agent_id: str | None) -> None:
         self.agent_id = agent_id
         if self.display and not self.all_agents:
             self.reload()
-
-    @staticmethod
-    def _clear(log: Log) -> None:
-        """Empty the log, scrolled to its top: Textual's `Log.clear` keeps the old scroll
-        offset, past the end of no lines, and the next write then does not follow the end."""
-        log.clear()
-        log.scroll_to(y=0, animate=False, immediate=True)
 
     def _wanted(self, entry: LogEntry) -> bool:
         named = any(w.startswith("@") and len(w) > 1 for w in self.words)
@@ -159,23 +178,17 @@ class EventLog(Vertical):
         return self.all_agents or any(w.startswith("@") for w in self.words)
 
     def reload(self) -> None:
-        """Re-render from the bridge's log (the newest MAX_LINES matching entries).
+        """Show the newest MAX_LINES matching entries of the bridge's log, from the end.
 
-        Only the newest `FIRST_LINES` are formatted at once (a screenful and more, where
-        the log shows its end); the older ones are formatted a slice at a time by a worker
-        and put in front of them when all are done. Formatting a line can read a packed
-        chunk back: 5,000 of them in one go held the event loop ~400 ms (every streaming
-        agent and a typed key waited; benchmarks/bench_soak.py's read-back)."""
-        log = self.log_widget
-        self._clear(log)
+        Only the lines on screen are formatted (`EventLines`): formatting a line can read
+        a packed chunk back, and 5,000 of them at once held the event loop 100-500 ms
+        while 20 agents streamed (benchmarks/bench_soak.py's read-back)."""
         picked = self._pick()
         self.reloads += 1
-        older, newest = picked[:-FIRST_LINES], picked[-FIRST_LINES:]
-        self._write(newest)
+        self._viewed = self._view_key()
+        self.log_widget.reset(picked, self._with_agent())
+        self.lines_written += len(picked)
         self.serial = self.bridge.log_serial
-        if older:
-            self.run_worker(self._write_older(older, self.reloads), group="event-log-older",
-                            exclusive=True)
 
     def _pick(self) -> list[LogEntry]:
         """The newest MAX_LINES entries the filter wants, oldest first.
@@ -196,7 +209,7 @@ class EventLog(Vertical):
             return matches(kind, plain)
 
         rings = [self.bridge.log]
-        if keep_type(CHUNK_TYPE):
+        if self._keeps_chunks():
             rings.append(self.bridge.chunk_log)
         picked: list[LogEntry] = []
         for ring in rings:
@@ -214,43 +227,17 @@ class EventLog(Vertical):
             picked.reverse()
         return picked[-MAX_LINES:]
 
-    async def _write_older(self, entries: list[LogEntry], reload: int) -> None:
-        """Format `entries` (older than every line shown) a slice per tick, then put them
-        in front of the lines shown, keeping what the person looks at where it was."""
-        with_agent = self._with_agent()
-        lines: list[str] = []
-        for start in range(0, len(entries), FORMAT_SLICE):
-            await asyncio.sleep(0)
-            if reload != self.reloads:
-                return  # a newer reload (another filter, agent or scope) took over
-            lines.extend(format_entry(e, with_agent=with_agent)
-                         for e in entries[start:start + FORMAT_SLICE])
-        if reload != self.reloads:
-            return
-        log = self.log_widget
-        # At its end (or not scrolled yet: a reload's scroll to the end can still be
-        # pending); else the person scrolled up meanwhile and stays on the same line.
-        at_end = log.scroll_y >= log.max_scroll_y or log.scroll_y == 0
-        shown = list(log.lines)
-        top = log.scroll_y
-        self._clear(log)
-        log.write_lines(lines + shown, scroll_end=at_end)
-        if not at_end:
-            log.scroll_to(y=top + len(lines), animate=False, immediate=True)
-        self.lines_written += len(lines)
-
     def append_new(self) -> None:
         """Write the entries logged since the last call (called from the flush)."""
-        fresh = self.bridge.entries_since(self.serial)
+        fresh = self.bridge.entries_since(self.serial, chunks=self._keeps_chunks())
         self.serial = self.bridge.log_serial
         self._write(e for e in fresh if self._wanted(e))
 
     def _write(self, entries: Iterable[LogEntry]) -> None:
-        with_agent = self._with_agent()
-        lines = [format_entry(e, with_agent=with_agent) for e in entries]
-        if lines:
-            self.lines_written += len(lines)
-            self.log_widget.write_lines(lines)
+        fresh = list(entries)
+        if fresh:
+            self.lines_written += len(fresh)
+            self.log_widget.append(fresh)
 
     @on(Input.Changed, "#event-filter")
     def _filter_changed(self, event: Input.Changed) -> None:

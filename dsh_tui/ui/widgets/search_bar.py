@@ -35,8 +35,8 @@ class SearchInput(Input):
 
 class SearchBar(Horizontal):
 
-    is_open = var(False, toggle_class="-visible")
-    """Shown under the transcript (the `-visible` class follows it)."""
+    is_open = var(False)
+    """Shown under the transcript."""
     no_match = var(False, toggle_class="-no-match")
     """The query finds nothing: the status turns to a warning."""
 
@@ -61,6 +61,11 @@ class SearchBar(Horizontal):
     @property
     def input(self) -> SearchInput:
         return self.query_one(SearchInput)
+
+    def watch_is_open(self, is_open: bool) -> None:
+        # `display` itself, not a class the stylesheet matches: a class change applied the
+        # whole stylesheet to the bar's widgets again on every ctrl+f and escape.
+        self.display = is_open
 
     def open(self) -> None:
         self.is_open = True

@@ -344,13 +344,14 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
         row = self._row(line)
         if row is None:
             return Strip.blank(painter.width, painter.base.rich_style)
-        if self.text_selection is not None:
-            return self._strip(row, line)
+        selection = self.text_selection
+        if selection is not None:
+            return self._strip(row, line, painter.width, selection)
         drawn = self._drawn.get(line)
         if drawn is not None and drawn[0] is row.body and drawn[1] is row.lead and \
                 drawn[2] is row.trail:
             return drawn[3]
-        strip = self._strip(row, line)
+        strip = self._strip(row, line, painter.width)
         if len(self._drawn) >= DRAWN_LINES:
             self._drawn.clear()
         self._drawn[line] = (row.body, row.lead, row.trail, strip)
@@ -360,12 +361,12 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
         if self._hint:
             return self._hint[line] if 0 <= line < len(self._hint) else None
         lines = self.lines
-        if line >= lines.total:
+        total = lines.total
+        if line >= total:
             return self._reserve_row(line)
         if line < 0:
             return None
         position, within = lines.locate(line)
-        total = lines.total
         rows = lines.lines(position)
         if lines.total != total and not self._settling:
             self.call_later(self._place)  # an estimate refined while drawn: size again
@@ -382,12 +383,11 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
             return None
         return Row(last.lead, self._painter_now().empty_like(last.body), last.trail)
 
-    def _strip(self, row: Row, y: int) -> Strip:
+    def _strip(self, row: Row, y: int, width: int, selection: Selection | None = None) -> Strip:
         """`row` with the selection drawn on it and every cell carrying its offset (what the
         screen reads to know where a drag starts and ends): the frame's cells count as the
         start of the text, the text counts its characters."""
         body = row.body
-        selection = self.text_selection
         if selection is not None and (span := selection.get_span(y)) is not None:
             style = self.screen.get_component_rich_style("screen--selection")
             body = restyled(body, span[0], span[1], style)
@@ -399,7 +399,7 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
             at_end = RichStyle.from_meta({"offset": (len(body.text), y)})
             segments.extend(Segment(text, style + at_end if style else at_end)
                             for text, style, _ in row.trail)
-        return Strip(segments, self.text_width)
+        return Strip(segments, width)
 
     def notify_style_update(self) -> None:
         """A new theme (or the pane's own style changed): draw every line again."""
@@ -408,11 +408,14 @@ class Transcript(PaneKeys, ScrollView, can_focus=True):
         self.refresh()
 
     def on_resize(self, event: events.Resize) -> None:
+        """A new width indexes again; a new height (a pane or bar opened or closed under it)
+        changes no line: Textual has drawn the resized pane already, so it is drawn again
+        only if the view moved (the tail followed, or settled items)."""
         self._painter = None
         if self.text_width != self.lines.width:
             self._rewidth()
         else:
-            self._place()
+            self._place(self.lines.total)
 
     def watch_show_vertical_scrollbar(self, shown: bool) -> None:
         """The scrollbar came or went: the lines are as wide as the room left for them. A
