@@ -32,6 +32,9 @@ WATCHDOG = 1.5
 """Seconds without a round coming back before the held keys are released."""
 
 
+CURSOR_MOVES = frozenset({"up", "down", "pageup", "pagedown", "home", "end"})
+"""The keys a cursor widget declares as `RUN_KEYS` when they only move its cursor."""
+
 PAINTING = (messages.Update, messages.Layout, messages.UpdateScroll, messages.Prompt)
 """Messages that only repaint: a key's effects never wait on these."""
 

@@ -25,6 +25,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ..bindings import bind
+from ..keygate import CURSOR_MOVES
 from ..panekeys import PaneKeys, run_bound_key
 from ..state.agent_view import AgentView
 from ..state.session_rows import cells
@@ -39,7 +40,7 @@ running agent; a glyph every 0.3 s still reads as motion (benchmarks/bench_keys.
 INDENT = 2
 """Cells per level of depth."""
 FOLDED, OPEN, LEAF = "▸", "▾", " "
-MOVES = frozenset({"up", "down", "pageup", "pagedown", "home", "end"})
+MOVES = CURSOR_MOVES
 """Keys that only move the cursor: every other key first lets the selection catch up."""
 
 

@@ -21,6 +21,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ..keygate import CURSOR_MOVES
 from ..state.inbox_log import MODEL, PERSON
 from ..state.text import visible
 from ..state.timeline import Timeline
@@ -45,8 +46,7 @@ class TimelineView(ScrollView, can_focus=True):
         Binding("home", "edge(0)", "First", show=False),
         Binding("end", "edge(1)", "Last", show=False),
     ]
-    RUN_KEYS: ClassVar[frozenset[str]] = frozenset(
-        {"up", "down", "pageup", "pagedown", "home", "end"})
+    RUN_KEYS: ClassVar[frozenset[str]] = CURSOR_MOVES
     """Keys that only move the cursor: a burst of them arrives in one run (`keygate`)."""
 
     class Moved(Message):
