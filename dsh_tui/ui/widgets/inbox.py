@@ -313,7 +313,7 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
         return strips[offset]
 
     def _look(self, index: int) -> str:
-        if self.rows[index].kind not in SELECTABLE:
+        if not self._selectable(index):
             return DISABLED
         if index == self._highlighted:
             return HIGHLIGHTED
@@ -381,7 +381,7 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
         index = self._highlighted
         if index is None or not self.is_mounted or not self.size.height:
             return
-        if self.rows[index].kind not in SELECTABLE:
+        if not self._selectable(index):
             return
         first, height = self.row_span(index)
         self.scroll_to_region(Region(0, first, self._width(), height),
@@ -482,7 +482,7 @@ class InboxView(PaneKeys, ScrollView, can_focus=True):
         index = self._highlighted
         if index is None or index >= len(self.rows):
             return None
-        return row_id(self.rows[index], index)
+        return self.row_id(index)
 
     def row_span(self, index: int) -> tuple[int, int]:
         """Row `index`'s first line in the pane's scrollable lines, and its line count."""
